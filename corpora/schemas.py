@@ -1,0 +1,82 @@
+"""The Parquet contracts between the Beam jobs and the torch side (DESIGN.md §1–2).
+
+Every schema is defined once here, carries its name and version in the Arrow metadata, and is used
+by the writers (pipelines/) and checked by the readers (training/). Changing one is a deliberate
+change on both sides: bump the version.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+SCHEMA_NAME_KEY = b"xlu_factory.schema"
+SCHEMA_VERSION_KEY = b"xlu_factory.schema_version"
+
+
+def _with_version(schema: pa.Schema, name: str, version: int) -> pa.Schema:
+    return schema.with_metadata({SCHEMA_NAME_KEY: name.encode(), SCHEMA_VERSION_KEY: str(version).encode()})
+
+
+WORD_SPAN = pa.struct([("start", pa.int32()), ("end", pa.int32())])
+
+# One MRC triple of the mPMR paper (§2.2). Answer offsets are word indices into context_words,
+# both inclusive; an unanswerable example has no answers.
+MRC_SCHEMA = _with_version(
+    pa.schema(
+        [
+            ("id", pa.string()),
+            ("lang", pa.string()),
+            ("entity", pa.string()),
+            ("query_words", pa.list_(pa.string())),
+            ("context_words", pa.list_(pa.string())),
+            ("answers", pa.list_(WORD_SPAN)),
+            ("answerable", pa.bool_()),
+            ("definition_page", pa.int64()),
+            ("mention_page", pa.int64()),
+        ]
+    ),
+    "mrc",
+    1,
+)
+
+# DESIGN.md §6: every job's rejects, one row per rejected record, with enough to find it again.
+DEAD_LETTER_SCHEMA = _with_version(
+    pa.schema(
+        [
+            ("source", pa.string()),
+            ("record_id", pa.string()),
+            ("stage", pa.string()),
+            ("reason", pa.string()),
+            ("excerpt", pa.string()),
+        ]
+    ),
+    "dead_letter",
+    1,
+)
+
+# Long format so that every job can report any metric per language without a schema change.
+STATS_SCHEMA = _with_version(
+    pa.schema([("lang", pa.string()), ("metric", pa.string()), ("value", pa.int64())]),
+    "stats",
+    1,
+)
+
+SCHEMAS = {"mrc": MRC_SCHEMA, "dead_letter": DEAD_LETTER_SCHEMA, "stats": STATS_SCHEMA}
+
+
+class SchemaMismatch(ValueError):
+    pass
+
+
+def check_schema(found: pa.Schema, expected: pa.Schema, where: str) -> None:
+    """Fail with a one-line message when a file was not written with the expected contract."""
+    meta = found.metadata or {}
+    name = meta.get(SCHEMA_NAME_KEY, b"?").decode()
+    version = meta.get(SCHEMA_VERSION_KEY, b"?").decode()
+    want_name = expected.metadata[SCHEMA_NAME_KEY].decode()
+    want_version = expected.metadata[SCHEMA_VERSION_KEY].decode()
+    if (name, version) != (want_name, want_version):
+        raise SchemaMismatch(
+            f"{where}: schema {name} v{version}, expected {want_name} v{want_version}; regenerate the data with this version"
+        )
+    if not found.remove_metadata().equals(expected.remove_metadata()):
+        raise SchemaMismatch(f"{where}: columns differ from the {want_name} v{want_version} contract: {found.names}")

@@ -1,0 +1,217 @@
+"""What every Beam job shares (DESIGN.md §6): options, the local runner, counting, Parquet output.
+
+Output layout under --output: `data/` sharded Parquet in the contract schema, `stats.parquet`
+(lang, metric, value), `dead_letter/` Parquet, and Beam counters named `<stage>/<reason>`.
+"""
+from __future__ import annotations
+
+import collections
+import io
+import logging
+import sys
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+from apache_beam.pvalue import TaggedOutput
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils.timestamp import MIN_TIMESTAMP
+from apache_beam.utils.windowed_value import WindowedValue
+
+from corpora.schemas import DEAD_LETTER_SCHEMA, STATS_SCHEMA
+from corpora.seeding import stable_hash
+
+STATS = "stats"
+DEAD_LETTER = "dead_letter"
+_LOG = logging.getLogger(__name__)
+
+
+class UsageError(SystemExit):
+    """Fatal misconfiguration: one line that says what to fix, exit status 2."""
+
+    def __init__(self, message: str):
+        super().__init__(f"error: {message}")
+
+
+def parse_lang_paths(values: list[str] | None, flag: str, known_langs) -> dict[str, list[str]]:
+    """`--dump en=/x.bz2 --dump en=/y.bz2` -> {'en': ['/x.bz2', '/y.bz2']}, validated."""
+    by_lang: dict[str, list[str]] = {}
+    for value in values or []:
+        lang, sep, path = value.partition("=")
+        if not sep or not lang or not path:
+            raise UsageError(f"{flag} {value!r}: expected LANG=PATH, e.g. {flag} en=enwiki-latest-pages-articles.xml.bz2")
+        if lang not in known_langs:
+            raise UsageError(f"{flag} {value!r}: unknown language {lang!r}; supported: {' '.join(sorted(known_langs))}")
+        if not FileSystems.exists(path):
+            raise UsageError(f"{flag} {value!r}: file not found: {path}")
+        by_lang.setdefault(lang, []).append(path)
+    return by_lang
+
+
+def make_pipeline(options: PipelineOptions) -> beam.Pipeline:
+    """A pipeline that never depends on downloading the Prism runner for local runs.
+
+    Beam 2.77's DirectRunner first tries Prism, which fetches a binary from the web; offline that
+    fails (with a logged download error) before Beam falls back to its Python runner. For
+    DirectRunner (the default) we go straight to that Python runner, FnApiRunner, which honours
+    --direct_num_workers and --direct_running_mode. `--runner PrismRunner` still selects Prism.
+    """
+    runner_name = options.view_as(StandardOptions).runner
+    if runner_name in (None, "DirectRunner", "direct"):
+        from apache_beam.portability.api import beam_provision_api_pb2
+        from apache_beam.runners.portability.fn_api_runner import fn_runner
+        from apache_beam.runners.portability.portable_runner import JobServiceHandle
+
+        encoded = JobServiceHandle.encode_pipeline_options(options.get_all_options())
+        provision = fn_runner.ExtendedProvisionInfo(
+            beam_provision_api_pb2.ProvisionInfo(pipeline_options=encoded)
+        )
+        direct = options.view_as(DirectOptions)
+        if direct.direct_num_workers == 0:
+            direct.direct_num_workers = 1  # "0 = all cores" would make results depend on the host
+        return beam.Pipeline(runner=fn_runner.FnApiRunner(provision_info=provision), options=options)
+    return beam.Pipeline(options=options)
+
+
+def count(stage: str, reason: str, lang: str, n: int = 1):
+    """Bump the Beam counter `<stage>/<reason>` and return the stats element for the same event."""
+    Metrics.counter("xlu", f"{stage}/{reason}").inc(n)
+    return TaggedOutput(STATS, ((lang, f"{stage}/{reason}"), n))
+
+
+class TallyingDoFn(beam.DoFn):
+    """A DoFn that counts events per bundle and emits the sums once, on the `stats` output.
+
+    One stats element per mention would double the shuffle of the job; summing per bundle keeps
+    the stats exact (they are data, unlike best-effort counters) at a negligible cost.
+    """
+
+    def start_bundle(self):
+        self._tally = collections.Counter()
+
+    def tally(self, stage: str, reason: str, lang: str, n: int = 1) -> None:
+        Metrics.counter("xlu", f"{stage}/{reason}").inc(n)
+        self._tally[(lang, f"{stage}/{reason}")] += n
+
+    def finish_bundle(self):
+        for key, n in sorted(self._tally.items()):
+            yield TaggedOutput(STATS, WindowedValue((key, n), MIN_TIMESTAMP, [GlobalWindow()]))
+        self._tally.clear()
+
+
+def dead_letter(source: str, record_id: str, stage: str, reason: str, excerpt: str) -> TaggedOutput:
+    return TaggedOutput(
+        DEAD_LETTER,
+        {"source": source, "record_id": record_id, "stage": stage, "reason": reason, "excerpt": excerpt[:200]},
+    )
+
+
+def write_parquet_file(path: str, rows: list[dict], schema: pa.Schema) -> None:
+    """Write rows as one Parquet file through Beam's filesystems (local, gs://, s3://, ...)."""
+    table = pa.Table.from_pylist(rows, schema=schema)
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer, compression="zstd")
+    with FileSystems.create(path) as sink:
+        sink.write(buffer.getvalue())
+
+
+class WriteSortedParquetShards(beam.PTransform):
+    """Rows -> `{directory}/{prefix}-SSSSS-of-NNNNN.parquet`, byte-identical for the same rows.
+
+    Beam's WriteToParquet names and fills shards by bundle, which differs between runs and worker
+    counts. Here a row's shard is a hash of its id and each shard is sorted by id, so the same
+    input and seed give the same files whatever the runner's parallelism. Every shard is written,
+    empty ones too, so the file set is predictable.
+    """
+
+    def __init__(self, directory: str, prefix: str, schema: pa.Schema, num_shards: int, sort_key=None):
+        super().__init__()
+        self.directory, self.prefix, self.schema = directory, prefix, schema
+        self.num_shards = num_shards
+        self.sort_key = sort_key or (lambda row: row["id"])
+
+    def expand(self, rows):
+        n, key = self.num_shards, self.sort_key
+        keyed = rows | "KeyByShard" >> beam.Map(lambda row: (stable_hash(key(row)) % n, row))
+        every_shard = rows.pipeline | "AllShards" >> beam.Create([(i, None) for i in range(n)])
+        return (
+            (keyed, every_shard)
+            | "Flatten" >> beam.Flatten()
+            | "GroupByShard" >> beam.GroupByKey()
+            | "WriteShard" >> beam.MapTuple(self._write_shard)
+        )
+
+    def _write_shard(self, shard: int, rows):
+        rows = sorted((r for r in rows if r is not None), key=self.sort_key)
+        path = FileSystems.join(self.directory, f"{self.prefix}-{shard:05d}-of-{self.num_shards:05d}.parquet")
+        write_parquet_file(path, rows, self.schema)
+        return path, len(rows)
+
+
+class WriteDeadLetters(beam.PTransform):
+    def __init__(self, output: str, num_shards: int = 1):
+        super().__init__()
+        self.output, self.num_shards = output, num_shards
+
+    def expand(self, records):
+        return records | WriteSortedParquetShards(
+            FileSystems.join(self.output, "dead_letter"),
+            "dead_letter",
+            DEAD_LETTER_SCHEMA,
+            self.num_shards,
+            sort_key=lambda r: (r["stage"], r["source"], r["record_id"], r["reason"], r["excerpt"]),
+        )
+
+
+class WriteStats(beam.PTransform):
+    """((lang, metric), n) elements -> summed, one sorted `stats.parquet`."""
+
+    def __init__(self, output: str):
+        super().__init__()
+        self.output = output
+
+    def expand(self, counts):
+        path = FileSystems.join(self.output, "stats.parquet")
+
+        def write(pairs):
+            rows = [{"lang": lang, "metric": metric, "value": int(v)} for (lang, metric), v in sorted(pairs)]
+            write_parquet_file(path, rows, STATS_SCHEMA)
+            return path
+
+        return (
+            counts
+            | "SumPerMetric" >> beam.CombinePerKey(sum)
+            | "ToList" >> beam.combiners.ToList()
+            | "WriteStatsFile" >> beam.Map(write)
+        )
+
+
+def clear_job_outputs(output: str, names: list[str]) -> None:
+    """Remove what a previous run of the same job left, so that no stale shard is mixed in."""
+    for name in names:
+        pattern = FileSystems.join(output, name)
+        for pattern in (pattern, FileSystems.join(pattern, "*")):
+            matches = FileSystems.match([pattern])[0].metadata_list
+            files = [m.path for m in matches if not m.path.endswith("/")]
+            if files:
+                FileSystems.delete(files)
+
+
+def read_stats(output: str) -> pa.Table:
+    with FileSystems.open(FileSystems.join(output, "stats.parquet")) as f:
+        return pq.read_table(io.BytesIO(f.read()))
+
+
+def print_counters(result, stream=sys.stdout) -> None:
+    """Print every `xlu` counter of a finished run (committed values where the runner has them)."""
+    counters = result.metrics().query(beam.metrics.MetricsFilter().with_namespace("xlu"))["counters"]
+    totals = collections.Counter()
+    for c in counters:
+        totals[c.key.metric.name] += c.committed if c.committed is not None else c.attempted
+    if totals:
+        print("counters:", file=stream)
+        for name, value in sorted(totals.items()):
+            print(f"  {name:<45} {value:>12,}", file=stream)
