@@ -1,0 +1,140 @@
+"""Contexts, answers and unanswerable pairing of the mPMR data (paper §2.2 and Appendix A.1).
+
+Context with a stochastic answer position: the paper takes ξ words before the anchor and C − ξ
+after, ξ ~ U[0, C]. We count the anchor's own words inside the C, so ξ is drawn from
+U[0, C − len(anchor)] and the anchor is always whole. At an article edge, when fewer than ξ words
+precede the anchor (or too few follow it), the window slides inward and keeps C words in all, so
+every context has min(C, words available) words; near the edges the anchor position is therefore
+nearer the edge than ξ said, which we accept rather than pad or drop the mention.
+
+Only the words near a selected mention are ever tokenised: the tokeniser (spaCy, ~0.5 MB/s) is
+ten times slower than the wikitext parser, and a dump has hundreds of times more text than the
+contexts taken from it.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# Generous first guess of characters per word (long German/Finnish words, markup-free text);
+# the window doubles when it yields too few words, so this only affects speed.
+_CHARS_PER_WORD = 12
+
+
+@dataclass(frozen=True)
+class Context:
+    context_id: str
+    entity: str
+    mention_page: int
+    words: tuple[str, ...]
+    anchor_words: tuple[str, ...]
+    answers: tuple[tuple[int, int], ...]  # inclusive word spans equal to anchor_words
+
+
+def find_spans(words: Sequence[str], target: Sequence[str]) -> list[tuple[int, int]]:
+    """Every span of `words` identical to `target` (the paper's "all text spans identical")."""
+    n = len(target)
+    if n == 0:
+        return []
+    first = target[0]
+    target = tuple(target)
+    return [
+        (i, i + n - 1)
+        for i in range(len(words) - n + 1)
+        if words[i] == first and tuple(words[i : i + n]) == target
+    ]
+
+
+def _words_before(tokenizer, text: str, end: int, need: int) -> list[str]:
+    """At least `need` whole words ending at char `end`, or all words if the text starts first."""
+    width = max(64, need * _CHARS_PER_WORD)
+    while True:
+        start = max(0, end - width)
+        words = tokenizer.tokenize(text[start:end])
+        if start > 0 and words:
+            words = words[1:]  # the cut may have split the first word
+        if len(words) >= need or start == 0:
+            return words
+        width *= 2
+
+
+def _words_after(tokenizer, text: str, start: int, need: int) -> list[str]:
+    width = max(64, need * _CHARS_PER_WORD)
+    while True:
+        end = min(len(text), start + width)
+        words = tokenizer.tokenize(text[start:end])
+        if end < len(text) and words:
+            words = words[:-1]
+        if len(words) >= need or end == len(text):
+            return words
+        width *= 2
+
+
+def build_context(
+    tokenizer,
+    text: str,
+    anchor_start: int,
+    anchor_end: int,
+    context_words: int,
+    rng,
+    context_id: str,
+    entity: str,
+    mention_page: int,
+) -> Context | None:
+    """A C-word context around one mention; None when the anchor alone is longer than C."""
+    anchor_words = tokenizer.tokenize(text[anchor_start:anchor_end])
+    if not anchor_words or len(anchor_words) > context_words:
+        return None
+    room = context_words - len(anchor_words)
+    xi = rng.randint(0, room)
+    before = _words_before(tokenizer, text, anchor_start, room)
+    after = _words_after(tokenizer, text, anchor_end, room)
+    # Slide the window inward at article edges so that it still holds C words.
+    n_before = min(xi, len(before))
+    n_after = min(room - n_before, len(after))
+    n_before = min(len(before), room - n_after)
+    words = tuple(before[len(before) - n_before :]) + tuple(anchor_words) + tuple(after[:n_after])
+    answers = tuple(find_spans(words, anchor_words))
+    return Context(context_id, entity, mention_page, words, tuple(anchor_words), answers)
+
+
+def lead_words(tokenizer, text: str, need: int) -> list[str]:
+    """The first `need` words (or all) of an article, tokenising only as much text as needed."""
+    return _words_after(tokenizer, text, 0, need)[:need]
+
+
+def contains_any(words: Sequence[str], forms: Sequence[Sequence[str]], joins_with_space: bool) -> bool:
+    """Whether a context holds any of the given word sequences (case-folded, whole words or chars)."""
+    folded = [w.casefold() for w in words]
+    if joins_with_space:
+        text = " " + " ".join(folded) + " "
+        return any(f" {' '.join(f)} " in text for f in forms if f)
+    text = "".join(folded)
+    return any("".join(f) in text for f in forms if f)
+
+
+def pick_unanswerable(
+    entity: str,
+    definition_page: int,
+    forbidden: Sequence[Sequence[str]],
+    candidates: Sequence[Context],
+    count: int,
+    order_key,
+    joins_with_space: bool,
+) -> list[Context]:
+    """Up to `count` contexts of other entities that cannot answer this entity's query.
+
+    A candidate is refused when it comes from the entity's own article, or holds one of its
+    surface forms or anchor texts (`forbidden`, case-folded word tuples): such a context
+    would make the "unanswerable" label wrong. The order is a seeded hash, not input order.
+    """
+    chosen: list[Context] = []
+    for ctx in sorted(candidates, key=lambda c: order_key(c.context_id)):
+        if len(chosen) == count:
+            break
+        if ctx.entity == entity or ctx.mention_page == definition_page:
+            continue
+        if contains_any(ctx.words, forbidden, joins_with_space):
+            continue
+        chosen.append(ctx)
+    return chosen
