@@ -1,0 +1,225 @@
+"""wiki_mrc: Wikipedia dumps -> mPMR MRC triples (query, context, answers) in Parquet.
+
+    python -m pipelines.wiki_mrc --runner DirectRunner                      # bundled sample
+    python -m pipelines.wiki_mrc --dump en=enwiki-latest-pages-articles-multistream.xml.bz2 \
+        --dump fr=frwiki-latest-pages-articles.xml.bz2 --output gs://bucket/mrc --runner DataflowRunner ...
+
+Paper: mPMR (Xu et al., 2023) §2.2 and Appendix A.1. The stages are in wiki_mrc_transforms.py.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from importlib import resources
+
+import apache_beam as beam
+import pyarrow as pa
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from corpora.schemas import MRC_SCHEMA
+from corpora.seeding import stable_hash
+from corpora.words import SUPPORTED_LANGS
+from pipelines import common
+from pipelines.wiki_mrc_transforms import (
+    AssembleExamplesFn,
+    BuildQueriesAndContextsFn,
+    DumpSpec,
+    PairUnanswerableFn,
+    ParsePagesFn,
+    ReadDumps,
+    ResolveLinksFn,
+    SelectMentionsFn,
+    article_links,
+    article_page_info,
+    bucket_key,
+    multistream_index_for,
+)
+from pipelines.common import DEAD_LETTER, STATS
+
+JOB = "wiki_mrc"
+SAMPLE_DUMPS = {
+    "en": "enwiki-sample-pages-articles-multistream.xml.bz2",
+    "zh": "zhwiki-sample-pages-articles.xml.bz2",
+    "th": "thwiki-sample-pages-articles.xml.bz2",
+    "ar": "arwiki-sample-pages-articles.xml.bz2",
+    "hi": "hiwiki-sample-pages-articles.xml.bz2",
+}
+
+
+class WikiMrcOptions(PipelineOptions):
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        parser.add_argument(
+            "--dump", action="append", metavar="LANG=PATH",
+            help="a pages-articles dump (.xml, .xml.bz2, or multistream .xml.bz2 with its -index.txt.bz2 beside it); "
+            "repeatable; any Beam filesystem path. Without any, the bundled sample (en, zh, th, ar, hi) is used.",
+        )
+        parser.add_argument("--output", default=f"./output/{JOB}", help="output prefix, local or cloud (default %(default)s)")
+        parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default %(default)s)")
+        parser.add_argument("--query_words", type=int, default=50, help="Q: words of the definition article in the query (paper: 50)")
+        parser.add_argument("--context_words", type=int, default=200, help="C: words of context around a mention (paper: 200)")
+        parser.add_argument("--examples_per_entity", type=int, default=10,
+                            help="answerable examples per entity, and as many unanswerable (paper: 10)")
+        parser.add_argument("--min_mentions_en", type=int, default=10, help="drop English entities with fewer mentions (paper: 10)")
+        parser.add_argument("--min_mentions", type=int, default=5, help="drop other languages' entities with fewer mentions (paper: 5)")
+        parser.add_argument("--test_entities", type=int, default=0,
+                            help="entities per language held out to an entity-disjoint test split (paper: 1000; default none)")
+        parser.add_argument("--num_shards", type=int, default=4,
+                            help="Parquet shards per split; use ~1 per 100 MB of output (English: ~400)")
+        parser.add_argument("--streams_per_range", type=int, default=20,
+                            help="multistream bz2 streams (~100 pages each) read by one worker task")
+        parser.add_argument("--max_page_bytes", type=int, default=20_000_000,
+                            help="pages larger than this go to the dead letter (the largest real articles are ~2 MB)")
+        parser.add_argument("--verbose", action="store_true", help="log Beam's progress and print every counter")
+        parser.add_argument("--entities_per_bucket", type=int, default=64,
+                            help="entities that exchange contexts for unanswerable examples")
+
+
+def validate(opts: WikiMrcOptions) -> list[DumpSpec]:
+    for name in ("query_words", "context_words", "examples_per_entity", "num_shards", "streams_per_range", "entities_per_bucket"):
+        if getattr(opts, name) < 1:
+            raise common.UsageError(f"--{name} must be at least 1, got {getattr(opts, name)}")
+    if opts.dump:
+        by_lang = common.parse_lang_paths(opts.dump, "--dump", SUPPORTED_LANGS)
+    else:
+        sample_dir = resources.files("corpora") / "samples" / "wiki"
+        by_lang = {lang: [str(sample_dir / name)] for lang, name in SAMPLE_DUMPS.items()}
+        logging.info("no --dump given: using the bundled sample dumps in %s", sample_dir)
+    return [DumpSpec(lang, path, multistream_index_for(path)) for lang, paths in sorted(by_lang.items()) for path in paths]
+
+
+class BuildMrcExamples(beam.PTransform):
+    """Pages -> (answerable rows, unanswerable rows, stats, dead letters)."""
+
+    def __init__(self, opts: WikiMrcOptions):
+        super().__init__()
+        self.opts = opts
+
+    def expand(self, pages):
+        o = self.opts
+        parsed = pages | "ParsePages" >> beam.ParDo(ParsePagesFn()).with_outputs(
+            "redirects", STATS, DEAD_LETTER, main="articles"
+        )
+        articles = parsed.articles
+        pages_by_title = (
+            (articles | "ArticleTitles" >> beam.Map(article_page_info), parsed.redirects)
+            | "PagesByTitle" >> beam.Flatten()
+        )
+        links = articles | "Links" >> beam.FlatMap(article_links)
+        resolved = (
+            {"page": pages_by_title, "mention": links}
+            | "JoinLinksWithPages" >> beam.CoGroupByKey()
+            | "ResolveRedirects" >> beam.ParDo(ResolveLinksFn()).with_outputs("aliases", STATS, main="mentions")
+        )
+        selected = (
+            {"page": pages_by_title, "mention": resolved.mentions, "alias": resolved.aliases}
+            | "JoinMentionsWithEntities" >> beam.CoGroupByKey()
+            | "SelectMentions" >> beam.ParDo(
+                SelectMentionsFn(o.seed, o.examples_per_entity, o.min_mentions_en, o.min_mentions)
+            ).with_outputs("entities", STATS, main="mentions")
+        )
+        texts = articles | "TextsByPage" >> beam.Map(lambda a: ((a.lang, a.page_id), a))
+        built = (
+            {"article": texts, "entity": selected.entities, "selected": selected.mentions}
+            | "JoinArticlesWithRequests" >> beam.CoGroupByKey()
+            | "BuildQueriesAndContexts" >> beam.ParDo(
+                BuildQueriesAndContextsFn(o.seed, o.query_words, o.context_words)
+            ).with_outputs("contexts", STATS, DEAD_LETTER, main="queries")
+        )
+        assembled = (
+            {"query": built.queries, "contexts": built.contexts}
+            | "JoinQueriesWithContexts" >> beam.CoGroupByKey()
+            | "AssembleAnswerable" >> beam.ParDo(AssembleExamplesFn()).with_outputs("bundles", STATS, main="rows")
+        )
+        bundles = assembled.bundles
+        entities_per_lang = (
+            bundles | "LangOfBundle" >> beam.Map(lambda b: b.lang) | "EntitiesPerLang" >> beam.combiners.Count.PerElement()
+        )
+        unanswerable = (
+            bundles
+            | "KeyByBucket" >> beam.Map(
+                bucket_key, o.seed, o.entities_per_bucket, beam.pvalue.AsDict(entities_per_lang)
+            )
+            | "GroupBuckets" >> beam.GroupByKey()
+            | "PairUnanswerable" >> beam.ParDo(PairUnanswerableFn(o.seed)).with_outputs(STATS, main="rows")
+        )
+        stats = (
+            parsed[STATS], resolved[STATS], selected[STATS], built[STATS], assembled[STATS], unanswerable[STATS]
+        ) | "AllStats" >> beam.Flatten()
+        dead = (parsed[DEAD_LETTER], built[DEAD_LETTER]) | "StageDeadLetters" >> beam.Flatten()
+        rows = (assembled.rows, unanswerable.rows) | "AllRows" >> beam.Flatten()
+        return rows, bundles, stats, dead
+
+
+def build(p: beam.Pipeline, opts: WikiMrcOptions, specs: list[DumpSpec]) -> None:
+    """The whole job on pipeline `p`: read, build examples, write data, stats and dead letters."""
+    out = opts.output
+    read = p | "ReadDumps" >> ReadDumps(specs, opts.streams_per_range, opts.max_page_bytes)
+    rows, bundles, stats, dead = read.pages | "BuildMrcExamples" >> BuildMrcExamples(opts)
+    splits = {"train": rows}
+    if opts.test_entities > 0:
+        test_entities = (
+            bundles
+            | "EntityOrder" >> beam.Map(lambda b, seed: (b.lang, (stable_hash(seed, "test", b.lang, b.entity), b.entity)), opts.seed)
+            | "PickTestEntities" >> beam.combiners.Top.SmallestPerKey(opts.test_entities)
+            | "AsEntitySets" >> beam.MapTuple(lambda lang, picked: (lang, frozenset(e for _, e in picked)))
+        )
+        train, test = rows | "SplitTrainTest" >> beam.Partition(
+            lambda row, _, tests: int(row["entity"] in tests.get(row["lang"], ())), 2, beam.pvalue.AsDict(test_entities)
+        )
+        splits = {"train": train, "test": test}
+    data_dir = FileSystems.join(out, "data")
+    for split, split_rows in splits.items():
+        split_rows | f"Write{split.title()}" >> common.WriteSortedParquetShards(data_dir, split, MRC_SCHEMA, opts.num_shards)
+    (stats, read[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> common.WriteStats(out)
+    (dead, read[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> common.WriteDeadLetters(out)
+
+
+def run(argv=None) -> pa.Table:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    verbose = "--verbose" in argv
+    logging.getLogger().setLevel(logging.INFO if verbose else logging.WARNING)
+    options = PipelineOptions(argv)
+    opts = options.view_as(WikiMrcOptions)
+    specs = validate(opts)
+    common.clear_job_outputs(opts.output, ["data", "dead_letter", "stats.parquet"])
+    print(f"wiki_mrc: {len(specs)} dump(s) in {', '.join(sorted({s.lang for s in specs}))} -> {opts.output}", flush=True)
+    started = time.time()
+    p = common.make_pipeline(options)
+    build(p, opts, specs)
+    result = p.run()
+    result.wait_until_finish()
+    if verbose:
+        common.print_counters(result)
+    stats_table = common.read_stats(opts.output)
+    print_summary(stats_table, time.time() - started)
+    return stats_table
+
+
+TABLE4_METRICS = ("entities/with_examples", "examples/answerable", "examples/unanswerable")
+
+
+def print_summary(stats: pa.Table, seconds: float, stream=sys.stdout) -> None:
+    """The paper's Table 4 per language, then every count, so that each page is accounted for."""
+    values: dict[str, dict[str, int]] = {}
+    for row in stats.to_pylist():
+        values.setdefault(row["lang"], {})[row["metric"]] = row["value"]
+    print(f"\n{'lang':<6}{'entities':>10}{'answerable':>12}{'unanswerable':>14}{'examples':>10}", file=stream)
+    totals = [0, 0, 0]
+    for lang in sorted(values):
+        e, a, u = (values[lang].get(m, 0) for m in TABLE4_METRICS)
+        totals = [totals[0] + e, totals[1] + a, totals[2] + u]
+        print(f"{lang:<6}{e:>10,}{a:>12,}{u:>14,}{a + u:>10,}", file=stream)
+    print(f"{'total':<6}{totals[0]:>10,}{totals[1]:>12,}{totals[2]:>14,}{totals[1] + totals[2]:>10,}", file=stream)
+    metrics = sorted({m for v in values.values() for m in v})
+    langs = sorted(values)
+    print(f"\n{'count':<40}" + "".join(f"{lang:>9}" for lang in langs), file=stream)
+    for metric in metrics:
+        print(f"{metric:<40}" + "".join(f"{values[lang].get(metric, 0):>9,}" for lang in langs), file=stream)
+    print(f"\ndone in {seconds:.1f}s", file=stream)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,391 @@
+"""The stages of wiki_mrc as composite PTransforms; all text logic is in `corpora/`.
+
+Data flow (keys in brackets), each join a CoGroupByKey so that it scales to the full dumps
+(English has ~10M redirects and ~100M links: no side-input dictionaries of that size):
+
+  pages ─► ParsePages ─► articles ─┬─► [lang,title] pages ──┐
+                                   ├─► [lang,target] links ─┴─► ResolveLinks (one redirect hop,
+                                   │                              as MediaWiki) ─► SelectMentions
+                                   │                              (count, threshold, seeded top-N)
+                                   └─► [lang,page_id] text ────► BuildQueriesAndContexts
+                                       ─► [lang,entity] AssembleExamples ─► answerable rows
+                                       ─► [lang,bucket] PairUnanswerable  ─► unanswerable rows
+"""
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from typing import NamedTuple
+
+import apache_beam as beam
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+
+from corpora import dumps, multistream
+from corpora.entity_masking import collect_surface_forms, leaked_forms, mask_query
+from corpora.mrc_examples import build_context, lead_words, pick_unanswerable
+from corpora.seeding import keyed_rng, stable_hash
+from corpora.titles import normalise_title
+from corpora.wikitext import parse_wikitext
+from corpora.words import get_tokenizer, is_word_like, stop_words
+from pipelines.common import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
+
+
+class Article(NamedTuple):
+    lang: str
+    page_id: int
+    title: str
+    text: str
+    anchors: tuple  # ((start, end, target), ...) char offsets into text
+    bold_names: tuple
+    is_disambiguation: bool
+
+
+class PageInfo(NamedTuple):
+    page_id: int
+    redirect_target: str | None  # None for an article
+    is_disambiguation: bool
+
+
+class Mention(NamedTuple):
+    page_id: int
+    anchor_index: int
+    start: int
+    end: int
+    text: str
+
+
+class EntityRequest(NamedTuple):
+    title: str
+    redirect_titles: tuple
+    anchor_texts: tuple
+    mentions: int
+
+
+class SelectedMention(NamedTuple):
+    entity: str
+    definition_page: int
+    anchor_index: int
+    start: int
+    end: int
+
+
+class Query(NamedTuple):
+    definition_page: int
+    words: tuple
+    forms: tuple  # case-folded word tuples naming the entity
+
+
+# ───────────────────────────── reading ─────────────────────────────
+
+
+class DumpSpec(NamedTuple):
+    lang: str
+    path: str
+    index_path: str | None
+
+
+def multistream_index_for(path: str) -> str | None:
+    """Wikipedia names the index of `X-multistream.xml.bz2` as `X-multistream-index.txt.bz2`."""
+    if path.endswith("multistream.xml.bz2"):
+        index = path[: -len(".xml.bz2")] + "-index.txt.bz2"
+        if FileSystems.exists(index):
+            return index
+    return None
+
+
+def plan_reads(spec: DumpSpec, streams_per_range: int):
+    """A multistream dump becomes byte ranges that workers read in parallel; others one read."""
+    if spec.index_path is None:
+        yield spec.lang, spec.path, None, None
+        return
+    with FileSystems.open(spec.index_path, compression_type=CompressionTypes.UNCOMPRESSED) as index:
+        offsets = multistream.read_index_offsets(index)
+    size = FileSystems.match([spec.path])[0].metadata_list[0].size_in_bytes
+    for start, end in multistream.stream_ranges(offsets, size, streams_per_range):
+        yield spec.lang, spec.path, start, end
+
+
+class ReadPagesFn(TallyingDoFn):
+    def __init__(self, max_page_bytes: int):
+        self.max_page_bytes = max_page_bytes
+
+    def process(self, read):
+        lang, path, start, end = read
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            if start is None:
+                records = dumps.iter_pages_from_file(f, path, dumps.compression_for(path), self.max_page_bytes)
+            else:
+                records = dumps.read_stream_range(f, start, end, f"{path}:{start}-{end}", self.max_page_bytes)
+            for record in records:
+                if isinstance(record, dumps.BadRecord):
+                    self.tally("read", record.reason, lang)
+                    yield dead_letter(record.source, record.record_id, record.stage, record.reason, record.excerpt)
+                else:
+                    self.tally("pages", "read", lang)
+                    yield lang, record
+
+
+class ReadDumps(beam.PTransform):
+    def __init__(self, specs: list[DumpSpec], streams_per_range: int, max_page_bytes: int):
+        super().__init__()
+        self.specs, self.streams_per_range, self.max_page_bytes = specs, streams_per_range, max_page_bytes
+
+    def expand(self, pbegin):
+        return (
+            pbegin
+            | "Dumps" >> beam.Create(self.specs)
+            | "PlanByteRanges" >> beam.FlatMap(plan_reads, self.streams_per_range)
+            # Spread the ranges over workers; without it a runner may read them all in one bundle.
+            | "SpreadRanges" >> beam.Reshuffle()
+            | "ReadPages" >> beam.ParDo(ReadPagesFn(self.max_page_bytes)).with_outputs(STATS, DEAD_LETTER, main="pages")
+        )
+
+
+# ───────────────────────────── parsing ─────────────────────────────
+
+
+class ParsePagesFn(TallyingDoFn):
+    """Pages -> articles (main) and redirects; every page lands in exactly one `pages/*` metric."""
+
+    def process(self, element):
+        lang, page = element
+        if page.ns != 0:
+            self.tally("pages", "other_namespace", lang)
+            return
+        title = normalise_title(page.title)
+        if page.redirect is not None:
+            target = normalise_title(page.redirect)
+            if not target:
+                self.tally("pages", "dead_letter", lang)
+                yield dead_letter(lang, str(page.page_id), "parse", "empty_redirect_target", page.title)
+                return
+            self.tally("pages", "redirect", lang)
+            yield beam.pvalue.TaggedOutput("redirects", ((lang, title), PageInfo(page.page_id, target, False)))
+            return
+        try:
+            parsed = parse_wikitext(page.text, lang)
+        except Exception as error:  # a parser bug on one page must not stop the job
+            self.tally("pages", "dead_letter", lang)
+            yield dead_letter(lang, str(page.page_id), "parse", f"parser_error:{type(error).__name__}", page.title)
+            return
+        self.tally("pages", "disambiguation" if parsed.is_disambiguation else "article", lang)
+        anchors = tuple((a.start, a.end, a.target) for a in parsed.anchors)
+        self.tally("mentions", "links", lang, len(anchors))
+        yield Article(lang, page.page_id, title, parsed.text, anchors, tuple(parsed.bold_names), parsed.is_disambiguation)
+
+
+# ──────────────────────────── entities ─────────────────────────────
+
+
+def article_page_info(article: Article):
+    return (article.lang, article.title), PageInfo(article.page_id, None, article.is_disambiguation)
+
+
+def article_links(article: Article):
+    for i, (start, end, target) in enumerate(article.anchors):
+        yield (article.lang, target), Mention(article.page_id, i, start, end, article.text[start:end])
+
+
+def _first_page(pages):
+    """Two pages with one title only happen in damaged dumps; the lowest page id wins."""
+    pages = sorted(pages)
+    return (pages[0] if pages else None), len(pages)
+
+
+class ResolveLinksFn(TallyingDoFn):
+    """Follow one redirect hop, as MediaWiki does when it renders a link."""
+
+    def process(self, element):
+        (lang, title), groups = element
+        page, n_pages = _first_page(groups["page"])
+        if n_pages > 1:
+            self.tally("pages", "duplicate_title", lang, n_pages - 1)
+        if page is None:
+            self.tally("mentions", "missing_target", lang, sum(1 for _ in groups["mention"]))
+            return
+        target = page.redirect_target or title
+        if page.redirect_target is not None:
+            yield beam.pvalue.TaggedOutput("aliases", ((lang, target), title))
+        for mention in groups["mention"]:
+            yield (lang, target), mention
+
+
+class SelectMentionsFn(TallyingDoFn):
+    """Count mentions per entity, apply the paper's threshold, keep a seeded top-N of mentions."""
+
+    def __init__(self, seed: int, examples_per_entity: int, min_mentions_en: int, min_mentions: int):
+        self.seed, self.n = seed, examples_per_entity
+        self.min_en, self.min_other = min_mentions_en, min_mentions
+
+    def process(self, element):
+        (lang, title), groups = element
+        page, _ = _first_page(groups["page"])
+        mentions = groups["mention"]
+        if page is None or page.redirect_target is not None or page.is_disambiguation:
+            reason = (
+                "redirect_to_missing" if page is None
+                else "double_redirect_or_loop" if page.redirect_target is not None
+                else "to_disambiguation"
+            )
+            self.tally("mentions", reason, lang, sum(1 for _ in mentions))
+            return
+        count, self_links = 0, 0
+        anchor_texts: Counter = Counter()
+        chosen: list = []  # heap of (-order, mention): keeps the N smallest seeded orders
+        for m in mentions:
+            if m.page_id == page.page_id:
+                self_links += 1
+                continue
+            count += 1
+            anchor_texts[m.text] += 1
+            item = (-stable_hash(self.seed, "mention", lang, title, m.page_id, m.anchor_index), m)
+            if len(chosen) < self.n:
+                heapq.heappush(chosen, item)
+            elif item[0] > chosen[0][0]:
+                heapq.heapreplace(chosen, item)
+        if self_links:
+            self.tally("mentions", "self_link", lang, self_links)
+        threshold = self.min_en if lang == "en" else self.min_other
+        if count < threshold:
+            if count:
+                self.tally("entities", "below_min_mentions", lang)
+                self.tally("mentions", "of_rare_entity", lang, count)
+            return
+        self.tally("entities", "above_min_mentions", lang)
+        self.tally("mentions", "of_kept_entity", lang, count)
+        aliases = tuple(sorted(set(groups["alias"])))
+        # The most frequent link texts are the names; a long tail of one-off texts adds nothing.
+        texts = tuple(t for t, _ in sorted(anchor_texts.items(), key=lambda kv: (-kv[1], kv[0]))[:64])
+        yield beam.pvalue.TaggedOutput(
+            "entities", ((lang, page.page_id), EntityRequest(title, aliases, texts, count))
+        )
+        for _, m in sorted(chosen, key=lambda item: -item[0]):
+            yield (lang, m.page_id), SelectedMention(title, page.page_id, m.anchor_index, m.start, m.end)
+
+
+# ──────────────────────────── examples ─────────────────────────────
+
+
+class BuildQueriesAndContextsFn(TallyingDoFn):
+    """On each article: the query if it defines a kept entity, the contexts of its selected mentions."""
+
+    def __init__(self, seed: int, query_words: int, context_words: int):
+        self.seed, self.query_words, self.context_words = seed, query_words, context_words
+
+    def process(self, element):
+        (lang, page_id), groups = element
+        articles = list(groups["article"])
+        if not articles:
+            return
+        article = articles[0]
+        tokenizer = get_tokenizer(lang)
+        for request in groups["entity"]:
+            yield from self._query(lang, article, request, tokenizer)
+        for selected in groups["selected"]:
+            context = build_context(
+                tokenizer, article.text, selected.start, selected.end, self.context_words,
+                keyed_rng(self.seed, "xi", lang, selected.entity, page_id, selected.anchor_index),
+                f"{page_id}:{selected.anchor_index}", selected.entity, page_id,
+            )
+            if context is None:
+                self.tally("contexts", "anchor_longer_than_context", lang)
+                continue
+            yield beam.pvalue.TaggedOutput("contexts", ((lang, selected.entity), context))
+
+    def _query(self, lang, article, request, tokenizer):
+        forms = collect_surface_forms(
+            tokenizer, request.title, article.bold_names, request.redirect_titles,
+            request.anchor_texts, stop_words(lang), is_word_like,
+        )
+        # A few words past Q so that a name crossing the Q-th word is masked whole.
+        longest = max((len(f) for f in forms.forms), default=1)
+        words = lead_words(tokenizer, article.text, self.query_words + longest)
+        if not words:
+            self.tally("entities", "empty_definition", lang)
+            yield dead_letter(lang, str(article.page_id), "query", "empty_definition", request.title)
+            return
+        query = mask_query(words, forms, self.query_words, tokenizer.joins_with_space)
+        leaks = leaked_forms(query, forms, tokenizer.joins_with_space)
+        if leaks:
+            self.tally("entities", "unmaskable", lang)
+            yield dead_letter(lang, str(article.page_id), "query", "unmaskable_surface_form", f"{request.title}: {leaks[0]}")
+            return
+        yield (lang, request.title), Query(article.page_id, tuple(query), forms.forms)
+
+
+def example_row(lang, entity, example_id, query: Query, context, answerable: bool) -> dict:
+    return {
+        "id": example_id,
+        "lang": lang,
+        "entity": entity,
+        "query_words": list(query.words),
+        "context_words": list(context.words),
+        "answers": [{"start": s, "end": e} for s, e in context.answers] if answerable else [],
+        "answerable": answerable,
+        "definition_page": query.definition_page,
+        "mention_page": context.mention_page,
+    }
+
+
+class Bundle(NamedTuple):
+    """One entity with its query and answerable contexts, handed to unanswerable pairing."""
+
+    lang: str
+    entity: str
+    query: Query
+    forbidden: tuple  # surface forms and anchor word tuples, case-folded
+    contexts: tuple
+
+
+class AssembleExamplesFn(TallyingDoFn):
+    def process(self, element):
+        (lang, entity), groups = element
+        queries = list(groups["query"])
+        contexts = sorted(groups["contexts"], key=lambda c: c.context_id)
+        if not queries:
+            if contexts:
+                self.tally("contexts", "entity_without_query", lang, len(contexts))
+            return
+        if not contexts:
+            self.tally("entities", "no_context", lang)
+            return
+        query = queries[0]
+        self.tally("entities", "with_examples", lang)
+        self.tally("examples", "answerable", lang, len(contexts))
+        for k, context in enumerate(contexts):
+            yield example_row(lang, entity, f"{lang}:{query.definition_page}:a{k:02d}", query, context, True)
+        anchors = {tuple(w.casefold() for w in c.anchor_words) for c in contexts}
+        forbidden = tuple(sorted(set(query.forms) | anchors))
+        yield beam.pvalue.TaggedOutput("bundles", Bundle(lang, entity, query, forbidden, tuple(contexts)))
+
+
+def bucket_key(bundle: Bundle, seed: int, entities_per_bucket: int, entities_per_lang: dict):
+    """Entities meet their unanswerable contexts in buckets of ~entities_per_bucket entities."""
+    n_buckets = max(1, entities_per_lang[bundle.lang] // entities_per_bucket)
+    return (bundle.lang, stable_hash(seed, "bucket", bundle.lang, bundle.entity) % n_buckets), bundle
+
+
+class PairUnanswerableFn(TallyingDoFn):
+    def __init__(self, seed: int):
+        self.seed = seed
+
+    def process(self, element):
+        (lang, _), bundles = element
+        bundles = sorted(bundles, key=lambda b: b.entity)
+        pool = [c for b in bundles for c in b.contexts]
+        joins_with_space = get_tokenizer(lang).joins_with_space
+        for bundle in bundles:
+            wanted = len(bundle.contexts)
+            chosen = pick_unanswerable(
+                bundle.entity, bundle.query.definition_page, bundle.forbidden, pool, wanted,
+                lambda cid, e=bundle.entity: stable_hash(self.seed, "unanswerable", lang, e, cid),
+                joins_with_space,
+            )
+            if len(chosen) < wanted:
+                self.tally("examples", "unanswerable_shortfall", lang, wanted - len(chosen))
+            self.tally("examples", "unanswerable", lang, len(chosen))
+            for k, context in enumerate(chosen):
+                yield example_row(
+                    lang, bundle.entity, f"{lang}:{bundle.query.definition_page}:u{k:02d}", bundle.query, context, False
+                )
