@@ -1,0 +1,300 @@
+"""Word tokenisation for the 24 mPMR languages.
+
+The mPMR paper (§3.1): "Word tokenization is performed using spaCy if the language is supported,
+otherwise, we utilize PyThaiNLP for Thai and Sacremoses for remaining languages." This module
+follows that, with the choices spaCy itself leaves open made explicit (see TOKENISER_TABLE and
+docs/tokenisers.md):
+
+* most languages: a blank spaCy pipeline's rule-based tokenizer (no pipeline components);
+* zh: jieba words, the segmenter spaCy's zh uses when configured with ``segmenter: jieba``
+  (spaCy's default for zh is one token per character, which is useless for word-level spans);
+* ja: SudachiPy split mode A, what spaCy's ja tokenizer runs (called directly: spaCy's wrapper
+  also computes POS tags, readings and lemmas that we would throw away);
+* ko: MeCab-ko morphemes, what spaCy's ko tokenizer runs (spaCy reaches MeCab through natto-py and
+  a system-wide MeCab install; python-mecab-ko ships both MeCab and the dictionary as wheels);
+* th: PyThaiNLP newmm, as in the paper (spaCy's th wraps the same call);
+* vi: syllables, from spaCy's generic rule-based tokenizer (no pyvi), see _build_spacy;
+* sw: Sacremoses, spaCy has no Swahili.
+
+Every tokenizer returns words that are surface substrings of the input, in order, with no
+whitespace inside any word and no empty words: ``"".join(words)`` equals the input with its
+whitespace removed (Sacremoses additionally drops ASCII control characters). Languages written
+without spaces between words (zh, ja, th) have ``joins_with_space = False``.
+
+Backends are loaded once per process (``get_tokenizer`` is cached). Beam runs several DoFn threads
+per worker process, and a Sudachi tokenizer shared between threads raises "Tokenizer is already in
+use", so Sudachi keeps one tokenizer per thread over the one shared dictionary. (MeCab's
+Tagger::parse(Lattice*) is documented thread-safe, and python-mecab-ko makes a lattice per call.)
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+SUPPORTED_LANGS: tuple[str, ...] = (
+    "ar", "bn", "de", "el", "en", "es", "fi", "fr", "hi", "id", "it", "ja",
+    "ko", "nl", "pl", "pt", "ru", "sv", "sw", "te", "th", "tr", "vi", "zh",
+)  # fmt: skip
+
+# Scripts written without spaces between words: words are joined back with "" rather than " ".
+_NO_SPACE_LANGS = frozenset({"zh", "ja", "th"})
+
+# Languages whose blank spaCy pipeline tokenizes offline with no extra package.
+_SPACY_RULE_LANGS = frozenset(
+    {"ar", "bn", "de", "el", "en", "es", "fi", "fr", "hi", "id", "it", "nl", "pl", "pt", "ru", "sv", "te", "tr"}
+)  # fmt: skip
+
+TOKENISER_TABLE: dict[str, str] = {
+    **{lang: "spacy" for lang in sorted(_SPACY_RULE_LANGS)},
+    "ja": "sudachipy mode A",  # what spaCy's ja runs
+    "ko": "mecab-ko",  # what spaCy's ko runs
+    "sw": "sacremoses",
+    "th": "pythainlp newmm-safe",
+    "vi": "spacy (syllables, no pyvi)",
+    "zh": "jieba",  # spaCy's zh with segmenter: jieba
+}
+assert set(TOKENISER_TABLE) == set(SUPPORTED_LANGS)
+
+# Sudachi refuses inputs over 49,149 bytes of UTF-8; 12,000 characters are at most 48,000 bytes.
+_SUDACHI_MAX_CHARS = 12_000
+
+# Sudachi split mode: A (shortest units) is what spaCy's ja tokenizer uses by default; finer units
+# can only make more entity-name spans expressible.
+_SUDACHI_MODE = "A"
+
+# spaCy tokenizer.pipe batch size; the texts are short windows, so a large batch is cheap.
+_SPACY_BATCH = 256
+
+
+@runtime_checkable
+class WordTokenizer(Protocol):
+    lang: str
+    joins_with_space: bool
+
+    def tokenize(self, text: str) -> list[str]: ...
+
+    def tokenize_many(self, texts: list[str]) -> list[list[str]]: ...
+
+
+def _clean(words: Iterable[str]) -> list[str]:
+    """Drops whitespace-only and empty tokens and splits any token that has whitespace inside.
+
+    spaCy emits tokens for runs of extra spaces and newlines, PyThaiNLP and Sudachi emit spaces,
+    and a backend may keep e.g. a no-break space inside a token. Joining on " " and splitting on
+    whitespace does all of that in C and keeps order; str.split's notion of whitespace (str.isspace)
+    is the one the contract is stated in.
+    """
+    return " ".join(words).split()
+
+
+@dataclass
+class _SpacyTokenizer:
+    """A blank spaCy pipeline's tokenizer only: no tagger, parser or other components."""
+
+    lang: str
+    joins_with_space: bool
+    _tokenizer: Callable
+
+    def tokenize(self, text: str) -> list[str]:
+        return _clean(t.text for t in self._tokenizer(text))
+
+    def tokenize_many(self, texts: list[str]) -> list[list[str]]:
+        return [_clean(t.text for t in doc) for doc in self._tokenizer.pipe(texts, batch_size=_SPACY_BATCH)]
+
+
+@dataclass
+class _FunctionTokenizer:
+    """A backend that is a plain text -> words function (no batched API to exploit)."""
+
+    lang: str
+    joins_with_space: bool
+    _segment: Callable[[str], Iterable[str]]
+
+    def tokenize(self, text: str) -> list[str]:
+        if not text or text.isspace():
+            return []
+        return _clean(self._segment(text))
+
+    def tokenize_many(self, texts: list[str]) -> list[list[str]]:
+        return [self.tokenize(t) for t in texts]
+
+
+class _PerThread:
+    """Lazily builds one backend object per thread (for backends that are not thread-safe)."""
+
+    def __init__(self, factory: Callable[[], object]):
+        self._factory = factory
+        self._local = threading.local()
+
+    def get(self):
+        obj = getattr(self._local, "obj", None)
+        if obj is None:
+            obj = self._local.obj = self._factory()
+        return obj
+
+
+def _build_spacy(lang: str) -> WordTokenizer:
+    # Vietnamese: spaCy's default vi tokenizer runs pyvi, whose words span several syllables *with a
+    # space inside* ("sinh viên", "Hà Nội"). That breaks the no-whitespace-in-a-word contract the
+    # pipeline relies on, and pyvi's segmentation of a name varies with its context, which hurts
+    # matching names between query and context. Syllables are strictly finer than pyvi words, so
+    # every span pyvi could express is still expressible. spaCy's vi with ``use_pyvi: false`` only
+    # splits on whitespace ("Nội." stays one token), so vi gets spaCy's generic rule-based
+    # tokenizer (spacy.Tokenizer.v1 with the vi Defaults), which also splits off punctuation.
+    import spacy
+
+    config = {"nlp": {"tokenizer": {"@tokenizers": "spacy.Tokenizer.v1"}}} if lang == "vi" else {}
+    nlp = spacy.blank(lang, config=config)
+    return _SpacyTokenizer(lang, lang not in _NO_SPACE_LANGS, nlp.tokenizer)
+
+
+def _build_zh() -> WordTokenizer:
+    import jieba
+
+    # jieba logs "Building prefix dict ..." at INFO on first use; that is noise in worker logs.
+    jieba.setLogLevel(logging.WARNING)
+    seg = jieba.Tokenizer()
+    seg.initialize()  # load the dictionary now, not inside the first window
+    # cut_all=False, HMM=True: jieba's default accurate mode, as spaCy's zh calls it.
+    return _FunctionTokenizer("zh", False, lambda text: seg.cut(text, cut_all=False, HMM=True))
+
+
+def _chunks(text: str, max_chars: int) -> Iterable[str]:
+    """Splits text into pieces of at most max_chars, cutting after a newline, else after any
+    whitespace, else after an ideographic full stop; a hard cut only if there is none of those."""
+    start = 0
+    while len(text) - start > max_chars:
+        end = start + max_chars
+        cut = -1
+        for sep in ("\n", " ", "\u3000", "。"):
+            cut = text.rfind(sep, start, end)
+            if cut > start:
+                break
+        end = cut + 1 if cut > start else end
+        yield text[start:end]
+        start = end
+    yield text[start:]
+
+
+def _build_ja() -> WordTokenizer:
+    from sudachipy import Dictionary, SplitMode
+
+    dictionary = Dictionary()  # sudachidict_core, shipped as a wheel
+    mode = getattr(SplitMode, _SUDACHI_MODE)
+    # fields={"surface"}: we only read surfaces, so skip building POS / reading / lemma fields.
+    per_thread = _PerThread(lambda: dictionary.tokenizer(mode=mode, fields={"surface"}))
+    per_thread.get()
+
+    def segment(text: str) -> Iterable[str]:
+        tok = per_thread.get()
+        for chunk in _chunks(text, _SUDACHI_MAX_CHARS):
+            for m in tok.tokenize(chunk):
+                yield m.surface()
+
+    return _FunctionTokenizer("ja", False, segment)
+
+
+def _build_ko() -> WordTokenizer:
+    from mecab import MeCab  # python-mecab-ko, bundles MeCab and mecab-ko-dic
+    from mecab.utils import create_lattice
+
+    tagger = MeCab()
+
+    # The morphemes' surfaces, whitespace skipped: "영국의" -> 영국, 의. This is MeCab.morphs()
+    # without building a parsed Feature object per morpheme, which is 2.3x slower; the test
+    # test_ko_matches_mecab_morphs guards the equivalence across python-mecab-ko versions.
+    def segment(text: str) -> list[str]:
+        lattice = create_lattice(text)
+        if not tagger._tagger.parse(lattice):
+            return tagger.morphs(text)  # raises MeCabError with MeCab's message
+        # node.surface, not text[span]: python-mecab-ko's spans drift after a no-break space.
+        return [node.surface for _span, node in lattice]
+
+    return _FunctionTokenizer("ko", True, segment)
+
+
+def _build_th() -> WordTokenizer:
+    from pythainlp.tokenize import word_tokenize
+
+    # newmm-safe is newmm with a bounded fallback for long runs of ambiguous text, where plain newmm
+    # can take very long; on ordinary text the output is the same.
+    def segment(text: str) -> list[str]:
+        return word_tokenize(text, engine="newmm-safe", keep_whitespace=False)
+
+    segment("ทดสอบ")  # builds the dictionary trie now (~0.5 s), not inside the first window
+    return _FunctionTokenizer("th", False, segment)
+
+
+def _build_sw() -> WordTokenizer:
+    from sacremoses import MosesTokenizer
+
+    moses = MosesTokenizer(lang="sw")
+    # escape=False keeps "&" as "&" (not "&amp;"); aggressive_dash_splits stays off, since it inserts
+    # artificial "@-@" tokens.
+    return _FunctionTokenizer(
+        "sw", True, lambda text: moses.tokenize(text, escape=False, aggressive_dash_splits=False)
+    )
+
+
+_BUILDERS: dict[str, Callable[[], WordTokenizer]] = {
+    **{lang: functools.partial(_build_spacy, lang) for lang in _SPACY_RULE_LANGS | {"vi"}},
+    "ja": _build_ja,
+    "ko": _build_ko,
+    "sw": _build_sw,
+    "th": _build_th,
+    "zh": _build_zh,
+}
+assert set(_BUILDERS) == set(SUPPORTED_LANGS)
+
+
+def _check_lang(lang: str) -> None:
+    if lang not in SUPPORTED_LANGS:
+        raise ValueError(f"unknown language {lang!r}: supported are {', '.join(SUPPORTED_LANGS)}")
+
+
+@functools.lru_cache(maxsize=None)
+def get_tokenizer(lang: str) -> WordTokenizer:
+    """The word tokenizer for lang, built on first use and shared for the rest of the process."""
+    _check_lang(lang)
+    return _BUILDERS[lang]()
+
+
+# Swahili has no spaCy language. A small hand-written list of its most frequent function words:
+# conjunctions, prepositions, the genitive "-a" forms, possessives, demonstratives, pronouns and
+# relatives, enough to keep them out of name matching.
+_SW_STOP_WORDS = frozenset(
+    """
+    na ya wa kwa la za cha vya katika ni si kuwa pia lakini au ama kama kwamba ili bila hadi mpaka
+    tangu baada kabla kati juu chini ndani nje pamoja kisha tena sasa bado tu sana zaidi kila hata
+    huu hii hizi hawa hiyo hizo huo hao ile ule wale yale hapa pale huko hapo
+    yake wake zake lake chake vyake yao wao zao lao chao vyao wetu yetu zetu letu chetu vyetu
+    mimi wewe yeye sisi ninyi nyinyi ambao ambayo ambaye ambalo ambacho ambavyo ambazo
+    je nini nani gani wapi lini vipi ndiyo hapana
+    """.split()
+)
+
+
+@functools.lru_cache(maxsize=None)
+def stop_words(lang: str) -> frozenset[str]:
+    """Lower-cased stop words: spaCy's Language.Defaults.stop_words, or _SW_STOP_WORDS for sw.
+
+    Only entries that a word from get_tokenizer(lang) can equal are kept: spaCy's vi list is mostly
+    pyvi compounds joined with "_" ("tại_vì"), which our syllable tokens never match, so those and
+    an empty entry are dropped (372 vi entries remain). Reads the class attribute only, so it loads
+    none of the tokeniser backends."""
+    _check_lang(lang)
+    if lang == "sw":
+        return _SW_STOP_WORDS
+    from spacy.util import get_lang_class
+
+    words = (w.lower() for w in get_lang_class(lang).Defaults.stop_words)
+    return frozenset(w for w in words if w.split() == [w] and not (lang == "vi" and "_" in w))
+
+
+def is_word_like(word: str) -> bool:
+    """True if word has a letter or a digit in any script (so punctuation and symbols are not)."""
+    return any(ch.isalnum() for ch in word)
