@@ -22,6 +22,7 @@ joined words and every word it overlaps is masked, so no part of a name survives
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -66,12 +67,28 @@ def collect_surface_forms(
         w for form in name_forms for w in form if w not in stop_words and is_word_like(w)
     }
     forms = set(f for f in name_forms if f)
+    joined_names = ["".join(f) for f in name_forms]
     for words in tokenised[len(names):]:
         folded = _fold(words)
-        if any(w in content for w in folded):
+        if any(w in content for w in folded) or (
+            not tokenizer.joins_with_space and _shares_half_of(folded, joined_names)
+        ):
             forms.add(folded)
     # Longest first so that "Barack Obama" wins over "Obama" at the same position.
     return SurfaceForms(tuple(sorted(forms, key=lambda f: (-len(f), f))))
+
+
+def _shares_half_of(anchor_words: tuple[str, ...], joined_names: list[str]) -> bool:
+    """Unspaced scripts: the segmenter may cut a name differently alone and inside a longer one
+    (th "กรุงเทพฯ" vs "กรุงเทพมหานคร" are single, different words), so compare characters: the
+    anchor names the entity when at least half of it (2+ characters) runs unbroken in a name."""
+    anchor = "".join(anchor_words)
+    need = max(2, (len(anchor) + 1) // 2)
+    for name in joined_names:
+        match = SequenceMatcher(None, anchor, name, autojunk=False).find_longest_match(0, len(anchor), 0, len(name))
+        if match.size >= need:
+            return True
+    return False
 
 
 def _mask_spaced(words: Sequence[str], forms: SurfaceForms) -> list[tuple[str, int]]:

@@ -85,3 +85,10 @@ def test_other_scripts(lang, title, text):
     forms = forms_for(lang, title)
     query = masked(lang, text, forms)
     assert query[0] == MASK and leaked_forms(query, forms, True) == []
+
+
+def test_unspaced_generic_link_text_stays():
+    forms = forms_for("zh", "巴黎", anchors=["该市", "法国首都"])
+    assert forms.forms == (("巴黎",),)
+    forms = forms_for("th", "กรุงเทพมหานคร", anchors=["เมืองหลวง"])
+    assert forms.forms == (("กรุงเทพมหานคร",),)
