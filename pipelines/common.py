@@ -93,6 +93,8 @@ class TallyingDoFn(beam.DoFn):
         self._tally = collections.Counter()
 
     def tally(self, stage: str, reason: str, lang: str, n: int = 1) -> None:
+        if n == 0:
+            return
         Metrics.counter("xlu", f"{stage}/{reason}").inc(n)
         self._tally[(lang, f"{stage}/{reason}")] += n
 
@@ -205,8 +207,9 @@ def read_stats(output: str) -> pa.Table:
         return pq.read_table(io.BytesIO(f.read()))
 
 
-def print_counters(result, stream=sys.stdout) -> None:
+def print_counters(result, stream=None) -> None:
     """Print every `xlu` counter of a finished run (committed values where the runner has them)."""
+    stream = stream or sys.stdout
     counters = result.metrics().query(beam.metrics.MetricsFilter().with_namespace("xlu"))["counters"]
     totals = collections.Counter()
     for c in counters:

@@ -201,8 +201,9 @@ def run(argv=None) -> pa.Table:
 TABLE4_METRICS = ("entities/with_examples", "examples/answerable", "examples/unanswerable")
 
 
-def print_summary(stats: pa.Table, seconds: float, stream=sys.stdout) -> None:
+def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
     """The paper's Table 4 per language, then every count, so that each page is accounted for."""
+    stream = stream or sys.stdout
     values: dict[str, dict[str, int]] = {}
     for row in stats.to_pylist():
         values.setdefault(row["lang"], {})[row["metric"]] = row["value"]

@@ -1,0 +1,122 @@
+"""Throughput and memory of the whole wiki_mrc job against two baselines measured in the same run.
+
+    python benchmarks/wiki_mrc.py [--dump PATH.xml.bz2] [--scales 1,4] [--min_mentions_en 10]
+
+For each scale k the dump is repeated k times (copies get new page ids and titles, so they are new
+articles whose links still point at the original entities) and three things run in fresh processes
+on one core:
+  floor        bz2 decompression + page iteration alone (corpora.dumps), the least any job can do;
+  wikiextractor the reference pipeline's first stage, `WikiExtractor --json --links --processes 1`;
+  wiki_mrc     the whole job, `python -m pipelines.wiki_mrc --direct_num_workers 1`.
+Reported: articles/s and wikitext MB/s per CPU-second, peak RSS, and the job's ratios to both.
+"""
+from __future__ import annotations
+
+import argparse
+import bz2
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from corpora.dumps import RawPage, iter_pages_from_file  # noqa: E402
+from corpora.multistream import split_dump_pages  # noqa: E402
+
+DEFAULT_DUMP = REPO.parent / "shared" / "data" / "wikipedia" / "enwiki-excerpt.xml.bz2"
+
+# Runs a command and prints its own children's CPU time and peak RSS as JSON.
+_MEASURE = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+proc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+wall = time.perf_counter() - start
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+if proc.returncode:
+    sys.stderr.write(proc.stderr.decode(errors="replace")[-2000:])
+print(json.dumps({"rc": proc.returncode, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024}))
+"""
+
+_FLOOR = """
+import sys
+sys.path.insert(0, {repo!r})
+from corpora.dumps import iter_pages_from_file
+with open(sys.argv[1], "rb") as f:
+    n = sum(1 for _ in iter_pages_from_file(f, sys.argv[1], "bz2"))
+"""
+
+
+def measure(cmd: list[str]) -> dict:
+    out = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    if result["rc"]:
+        raise SystemExit(f"benchmark command failed: {' '.join(cmd)}\n{out.stderr}")
+    return result
+
+
+def repeat_dump(src: Path, copies: int, dest: Path) -> None:
+    """The dump k times over, copies renamed and renumbered so that they are distinct pages."""
+    with bz2.open(src, "rb") as f:
+        header, pages, footer = split_dump_pages(iter(lambda: f.read(1 << 20), b""))
+    out = [header]
+    for copy in range(copies):
+        for page in pages:
+            if copy:
+                page = re.sub(rb"<title>(.*?)</title>", lambda m: b"<title>" + m.group(1) + b" %d</title>" % copy, page, count=1)
+                page = re.sub(rb"<id>(\d+)</id>", lambda m: b"<id>%d</id>" % (int(m.group(1)) + copy * 100_000_000), page, count=1)
+            out.append(page)
+    out.append(footer)
+    dest.write_bytes(bz2.compress(b"".join(out), 9))
+
+
+def dump_size(path: Path) -> tuple[int, int, float]:
+    pages = articles = chars = 0
+    with open(path, "rb") as f:
+        for page in iter_pages_from_file(f, str(path), "bz2"):
+            if isinstance(page, RawPage):
+                pages += 1
+                if page.ns == 0 and page.redirect is None:
+                    articles += 1
+                    chars += len(page.text.encode("utf-8"))
+    return pages, articles, chars / 1e6
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dump", type=Path, default=DEFAULT_DUMP, help="an English pages-articles .xml.bz2")
+    parser.add_argument("--scales", default="1,4", help="comma-separated repeat factors")
+    parser.add_argument("--min_mentions_en", default="10")
+    args = parser.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for k in (int(s) for s in args.scales.split(",")):
+            dump = tmp / f"x{k}-pages-articles.xml.bz2"
+            repeat_dump(args.dump, k, dump)
+            pages, articles, mb = dump_size(dump)
+            floor = measure([sys.executable, "-c", _FLOOR.format(repo=str(REPO)), str(dump)])
+            extractor = measure([sys.executable, "-m", "wikiextractor.WikiExtractor", "--json", "--links",
+                                 "--processes", "1", "-q", "-o", str(tmp / f"we{k}"), str(dump)])
+            job = measure([sys.executable, "-m", "pipelines.wiki_mrc", "--runner", "DirectRunner",
+                           "--direct_num_workers", "1", "--dump", f"en={dump}", "--output", str(tmp / f"job{k}"),
+                           "--min_mentions_en", args.min_mentions_en])
+            rows.append((k, pages, articles, mb, floor, extractor, job))
+    print(f"dump {args.dump.name}; per CPU-second (user+sys of the process tree); RSS = peak of the process")
+    print(f"{'scale':>5} {'pages':>6} {'articles':>8} {'MB':>6} | {'run':<13} {'cpu s':>6} {'wall s':>6} "
+          f"{'art/s':>7} {'MB/s':>6} {'RSS MB':>7} | {'job/run':>7}")
+    for k, pages, articles, mb, floor, extractor, job in rows:
+        for name, r in (("floor", floor), ("wikiextractor", extractor), ("wiki_mrc", job)):
+            ratio = job["cpu"] / r["cpu"]
+            print(f"{k:>5} {pages:>6} {articles:>8} {mb:>6.1f} | {name:<13} {r['cpu']:>6.2f} {r['wall']:>6.2f} "
+                  f"{articles / r['cpu']:>7.1f} {mb / r['cpu']:>6.2f} {r['rss_mb']:>7.0f} | {ratio:>6.2f}x")
+    if len(rows) > 1:
+        first, last = rows[0], rows[-1]
+        print(f"peak RSS of wiki_mrc at {last[0]}x vs {first[0]}x input: {last[6]['rss_mb'] / first[6]['rss_mb']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

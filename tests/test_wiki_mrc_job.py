@@ -1,0 +1,207 @@
+"""The wiki_mrc job end to end on DirectRunner: real English excerpt, bundled samples, bad input."""
+from __future__ import annotations
+
+import bz2
+import collections
+import io
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from corpora import dumps
+from corpora.multistream import split_dump_pages, write_multistream
+from corpora.schemas import DEAD_LETTER_SCHEMA, MRC_SCHEMA, check_schema
+from corpora.titles import normalise_title, strip_qualifier
+from corpora.wikitext import parse_wikitext
+from corpora.words import get_tokenizer
+from pipelines import wiki_mrc
+
+EXCERPT = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikipedia" / "enwiki-excerpt.xml.bz2"
+needs_excerpt = pytest.mark.skipif(not EXCERPT.exists(), reason="../shared/data is not beside this checkout")
+
+
+def run_job(out: Path, *args: str) -> dict[tuple[str, str], int]:
+    table = wiki_mrc.run(["--runner", "DirectRunner", "--output", str(out), *args])
+    return {(r["lang"], r["metric"]): r["value"] for r in table.to_pylist()}
+
+
+def rows(out: Path, split: str = "train") -> list[dict]:
+    files = sorted((out / "data").glob(f"{split}-*.parquet"))
+    for f in files:
+        check_schema(pq.read_schema(f), MRC_SCHEMA, str(f))
+    return [r for f in files for r in pq.read_table(f).to_pylist()]
+
+
+def dead_letters(out: Path) -> list[dict]:
+    files = sorted((out / "dead_letter").glob("*.parquet"))
+    for f in files:
+        check_schema(pq.read_schema(f), DEAD_LETTER_SCHEMA, str(f))
+    return [r for f in files for r in pq.read_table(f).to_pylist()]
+
+
+def outputs(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*.parquet"))}
+
+
+def words_of(rows_, field):
+    return [w for r in rows_ for w in r[field]]
+
+
+@pytest.fixture(scope="module")
+def excerpt_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("excerpt")
+    stats = run_job(out, "--dump", f"en={EXCERPT}", "--min_mentions_en", "2")
+    return out, stats
+
+
+def anchor_texts_by_entity(path: Path) -> dict[str, set[tuple[str, ...]]]:
+    """Independently of the job: every link text that points at each title, through one redirect."""
+    redirects, links = {}, collections.defaultdict(set)
+    with open(path, "rb") as f:
+        for page in dumps.iter_pages_from_file(f, str(path), "bz2"):
+            if not isinstance(page, dumps.RawPage) or page.ns != 0:
+                continue
+            if page.redirect is not None:
+                redirects[normalise_title(page.title)] = normalise_title(page.redirect)
+                continue
+            parsed = parse_wikitext(page.text, "en")
+            for a in parsed.anchors:
+                links[a.target].add(parsed.text[a.start:a.end])
+    tok = get_tokenizer("en")
+    by_entity = collections.defaultdict(set)
+    for target, texts in links.items():
+        for text in texts:
+            by_entity[redirects.get(target, target)].add(tuple(tok.tokenize(text)))
+    return by_entity
+
+
+@needs_excerpt
+def test_answer_spans_are_the_anchor_words(excerpt_run):
+    out, _ = excerpt_run
+    data = rows(out)
+    answerable = [r for r in data if r["answerable"]]
+    assert len(answerable) > 50
+    anchors = anchor_texts_by_entity(EXCERPT)
+    for r in answerable:
+        spans = [tuple(r["context_words"][a["start"]: a["end"] + 1]) for a in r["answers"]]
+        assert spans and len(set(spans)) == 1, r["id"]
+        assert spans[0] in anchors[r["entity"]], (r["id"], spans[0])
+        assert len(r["context_words"]) <= 200 and len(r["query_words"]) <= 50
+
+
+@needs_excerpt
+def test_queries_hold_no_surface_form_and_unanswerable_contexts_hold_no_anchor(excerpt_run):
+    out, _ = excerpt_run
+    data = rows(out)
+    for r in data:
+        query = " " + " ".join(w.casefold() for w in r["query_words"]) + " "
+        for name in {r["entity"], strip_qualifier(r["entity"])}:
+            assert f" {name.casefold()} " not in query, r["id"]
+    answerable_spans = collections.defaultdict(set)
+    for r in data:
+        for a in r["answers"]:
+            answerable_spans[r["entity"]].add(tuple(w.casefold() for w in r["context_words"][a["start"]: a["end"] + 1]))
+    unanswerable = [r for r in data if not r["answerable"]]
+    assert unanswerable and all(not r["answers"] for r in unanswerable)
+    for r in unanswerable:
+        context = " " + " ".join(w.casefold() for w in r["context_words"]) + " "
+        assert r["mention_page"] != r["definition_page"]
+        for span in answerable_spans[r["entity"]]:
+            assert f" {' '.join(span)} " not in context, (r["id"], span)
+
+
+@needs_excerpt
+def test_every_page_and_link_is_accounted_for(excerpt_run):
+    out, stats = excerpt_run
+    en = {metric: v for (lang, metric), v in stats.items() if lang == "en"}
+    assert en["pages/read"] == 206
+    outcomes = ["pages/article", "pages/disambiguation", "pages/redirect", "pages/other_namespace", "pages/dead_letter"]
+    assert sum(en.get(m, 0) for m in outcomes) == 206
+    assert en["pages/redirect"] == 99 and en["pages/other_namespace"] == 1
+    fates = [m for m in en if m.startswith("mentions/") and m != "mentions/links"]
+    assert sum(en[m] for m in fates) == en["mentions/links"]
+    data = rows(out)
+    assert en["examples/answerable"] == sum(r["answerable"] for r in data)
+    assert en["examples/unanswerable"] == sum(not r["answerable"] for r in data)
+    assert en["entities/with_examples"] == len({r["entity"] for r in data})
+    kept = en["entities/above_min_mentions"]
+    assert kept == en["entities/with_examples"] + en.get("entities/unmaskable", 0) + en.get("entities/empty_definition", 0) + en.get("entities/no_context", 0)
+
+
+@needs_excerpt
+def test_paper_thresholds_keep_the_frequent_entities(tmp_path):
+    stats = run_job(tmp_path, "--dump", f"en={EXCERPT}")
+    entities = {r["entity"] for r in rows(tmp_path)}
+    assert {"Angola", "Aristotle"} <= entities
+    assert stats[("en", "entities/with_examples")] == len(entities)
+
+
+def test_bundled_sample_runs_every_tokeniser_family_and_reports_bad_pages(tmp_path, capsys):
+    stats = run_job(tmp_path)
+    printed = capsys.readouterr().out
+    assert "entities" in printed and "pages/read" in printed
+    data = rows(tmp_path)
+    langs = collections.Counter(r["lang"] for r in data)
+    assert set(langs) == {"en", "zh", "th", "ar", "hi"}, langs
+    for lang in langs:
+        assert stats[(lang, "examples/answerable")] > 0 and stats[(lang, "examples/unanswerable")] > 0
+    for r in data:
+        assert not any("▁" in w or not w.strip() for w in r["context_words"] + r["query_words"])
+    reasons = collections.Counter(d["reason"] for d in dead_letters(tmp_path))
+    assert reasons["malformed_xml"] >= 1 and reasons["not_utf8"] >= 1 and reasons["empty_page"] >= 1
+
+
+def test_same_seed_same_bytes_whatever_workers_and_seed_matters(tmp_path):
+    run_job(tmp_path / "one", "--direct_num_workers", "1")
+    run_job(tmp_path / "two", "--direct_num_workers", "2", "--direct_running_mode", "multi_threading")
+    run_job(tmp_path / "seed", "--seed", "7")
+    one, two = outputs(tmp_path / "one"), outputs(tmp_path / "two")
+    assert one and one == two
+    assert outputs(tmp_path / "seed") != one
+
+
+@needs_excerpt
+def test_multistream_gives_the_same_rows_as_the_plain_dump(tmp_path, excerpt_run):
+    plain_out, _ = excerpt_run
+    with bz2.open(EXCERPT, "rb") as f:
+        header, pages, footer = split_dump_pages(iter(lambda: f.read(1 << 20), b""))
+    multi = tmp_path / "enwiki-x-pages-articles-multistream.xml.bz2"
+    write_multistream(pages, header, footer, multi, tmp_path / "enwiki-x-pages-articles-multistream-index.txt.bz2", 10)
+    out = tmp_path / "out"
+    run_job(out, "--dump", f"en={multi}", "--min_mentions_en", "2", "--streams_per_range", "2")
+    assert rows(out) == rows(plain_out)
+
+
+@needs_excerpt
+def test_truncated_archive_keeps_the_pages_before_the_cut(tmp_path):
+    data = EXCERPT.read_bytes()
+    cut = tmp_path / "enwiki-cut-pages-articles.xml.bz2"
+    cut.write_bytes(data[: len(data) // 2])
+    stats = run_job(tmp_path / "out", "--dump", f"en={cut}", "--min_mentions_en", "2")
+    assert 0 < stats[("en", "pages/read")] < 206
+    assert stats[("en", "read/truncated_archive")] == 1
+    assert any(d["reason"] == "truncated_archive" for d in dead_letters(tmp_path / "out"))
+
+
+def test_entity_disjoint_test_split(tmp_path):
+    run_job(tmp_path, "--test_entities", "1")
+    train, test = rows(tmp_path, "train"), rows(tmp_path, "test")
+    test_entities = {(r["lang"], r["entity"]) for r in test}
+    assert len(test_entities) == len({r["lang"] for r in test}) > 0
+    assert not test_entities & {(r["lang"], r["entity"]) for r in train}
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--dump", "en=/nonexistent/enwiki.xml.bz2"], "file not found"),
+        (["--dump", "xx=/tmp"], "unknown language 'xx'"),
+        (["--dump", "enwiki.xml.bz2"], "expected LANG=PATH"),
+        (["--context_words", "0"], "--context_words must be at least 1"),
+    ],
+)
+def test_misconfiguration_fails_fast_in_one_line(tmp_path, args, message):
+    with pytest.raises(SystemExit, match=message) as err:
+        wiki_mrc.run(["--output", str(tmp_path), *args])
+    assert "\n" not in str(err.value)
