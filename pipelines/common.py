@@ -76,10 +76,15 @@ def make_pipeline(options: PipelineOptions) -> beam.Pipeline:
     return beam.Pipeline(options=options)
 
 
-def count(stage: str, reason: str, lang: str, n: int = 1):
-    """Bump the Beam counter `<stage>/<reason>` and return the stats element for the same event."""
-    Metrics.counter("xlu", f"{stage}/{reason}").inc(n)
-    return TaggedOutput(STATS, ((lang, f"{stage}/{reason}"), n))
+def show_progress() -> None:
+    """Progress lines (`xlu.progress`) on stderr even when Beam's own logging is quiet."""
+    progress = logging.getLogger("xlu.progress")
+    if not progress.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+        progress.addHandler(handler)
+        progress.setLevel(logging.INFO)
+        progress.propagate = False
 
 
 class TallyingDoFn(beam.DoFn):

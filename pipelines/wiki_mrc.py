@@ -72,7 +72,7 @@ class WikiMrcOptions(PipelineOptions):
                             help="multistream bz2 streams (~100 pages each) read by one worker task")
         parser.add_argument("--max_page_bytes", type=int, default=20_000_000,
                             help="pages larger than this go to the dead letter (the largest real articles are ~2 MB)")
-        parser.add_argument("--verbose", action="store_true", help="log Beam's progress and print every counter")
+        parser.add_argument("--verbose", action="store_true", help="log Beam's own progress and print every counter")
         parser.add_argument("--entities_per_bucket", type=int, default=64,
                             help="entities that exchange contexts for unanswerable examples")
 
@@ -157,7 +157,7 @@ def build(p: beam.Pipeline, opts: WikiMrcOptions, specs: list[DumpSpec]) -> None
     """The whole job on pipeline `p`: read, build examples, write data, stats and dead letters."""
     out = opts.output
     read = p | "ReadDumps" >> ReadDumps(specs, opts.streams_per_range, opts.max_page_bytes)
-    rows, bundles, stats, dead = read.pages | "BuildMrcExamples" >> BuildMrcExamples(opts)
+    rows, bundles, stats, dead = read["pages"] | "BuildMrcExamples" >> BuildMrcExamples(opts)
     splits = {"train": rows}
     if opts.test_entities > 0:
         test_entities = (
@@ -181,6 +181,7 @@ def run(argv=None) -> pa.Table:
     argv = list(sys.argv[1:] if argv is None else argv)
     verbose = "--verbose" in argv
     logging.getLogger().setLevel(logging.INFO if verbose else logging.WARNING)
+    common.show_progress()
     options = PipelineOptions(argv)
     opts = options.view_as(WikiMrcOptions)
     specs = validate(opts)

@@ -14,6 +14,7 @@ Data flow (keys in brackets), each join a CoGroupByKey so that it scales to the 
 from __future__ import annotations
 
 import heapq
+import logging
 from collections import Counter
 from typing import NamedTuple
 
@@ -29,6 +30,8 @@ from corpora.titles import normalise_title
 from corpora.wikitext import parse_wikitext
 from corpora.words import get_tokenizer, is_word_like, stop_words
 from pipelines.common import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
+
+PROGRESS = logging.getLogger("xlu.progress")
 
 
 class Article(NamedTuple):
@@ -95,35 +98,50 @@ def multistream_index_for(path: str) -> str | None:
 
 
 def plan_reads(spec: DumpSpec, streams_per_range: int):
-    """A multistream dump becomes byte ranges that workers read in parallel; others one read."""
-    if spec.index_path is None:
-        yield spec.lang, spec.path, None, None
-        return
-    with FileSystems.open(spec.index_path, compression_type=CompressionTypes.UNCOMPRESSED) as index:
-        offsets = multistream.read_index_offsets(index)
-    size = FileSystems.match([spec.path])[0].metadata_list[0].size_in_bytes
-    for start, end in multistream.stream_ranges(offsets, size, streams_per_range):
-        yield spec.lang, spec.path, start, end
+    """A multistream dump becomes byte ranges that workers read in parallel; others one read.
+
+    A damaged index must not lose the dump: the file is then read as one sequential stream
+    (a multistream file is a valid bz2 file) and the index goes to the dead letter.
+    """
+    if spec.index_path is not None:
+        try:
+            with FileSystems.open(spec.index_path, compression_type=CompressionTypes.UNCOMPRESSED) as index:
+                offsets = multistream.read_index_offsets(index)
+        except (ValueError, OSError, EOFError) as error:
+            yield dead_letter(spec.index_path, "index", "read", "bad_multistream_index", str(error))
+        else:
+            size = FileSystems.match([spec.path])[0].metadata_list[0].size_in_bytes
+            for start, end in multistream.stream_ranges(offsets, size, streams_per_range):
+                yield spec.lang, spec.path, start, end
+            return
+    yield spec.lang, spec.path, None, None
 
 
 class ReadPagesFn(TallyingDoFn):
-    def __init__(self, max_page_bytes: int):
-        self.max_page_bytes = max_page_bytes
+    """Pages of one file or byte range, with a progress line every `progress_every` pages."""
+
+    def __init__(self, max_page_bytes: int, progress_every: int = 10_000):
+        self.max_page_bytes, self.progress_every = max_page_bytes, progress_every
 
     def process(self, read):
         lang, path, start, end = read
+        source = path if start is None else f"{path}:{start}-{end}"
+        pages = 0
         with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
             if start is None:
                 records = dumps.iter_pages_from_file(f, path, dumps.compression_for(path), self.max_page_bytes)
             else:
-                records = dumps.read_stream_range(f, start, end, f"{path}:{start}-{end}", self.max_page_bytes)
+                records = dumps.read_stream_range(f, start, end, source, self.max_page_bytes)
             for record in records:
                 if isinstance(record, dumps.BadRecord):
                     self.tally("read", record.reason, lang)
                     yield dead_letter(record.source, record.record_id, record.stage, record.reason, record.excerpt)
-                else:
-                    self.tally("pages", "read", lang)
-                    yield lang, record
+                    continue
+                pages += 1
+                if pages % self.progress_every == 0:
+                    PROGRESS.info("%s: %s pages read from %s", lang, f"{pages:,}", source)
+                self.tally("pages", "read", lang)
+                yield lang, record
 
 
 class ReadDumps(beam.PTransform):
@@ -132,14 +150,19 @@ class ReadDumps(beam.PTransform):
         self.specs, self.streams_per_range, self.max_page_bytes = specs, streams_per_range, max_page_bytes
 
     def expand(self, pbegin):
-        return (
+        planned = (
             pbegin
             | "Dumps" >> beam.Create(self.specs)
-            | "PlanByteRanges" >> beam.FlatMap(plan_reads, self.streams_per_range)
+            | "PlanByteRanges" >> beam.FlatMap(plan_reads, self.streams_per_range).with_outputs(DEAD_LETTER, main="reads")
+        )
+        read = (
+            planned.reads
             # Spread the ranges over workers; without it a runner may read them all in one bundle.
             | "SpreadRanges" >> beam.Reshuffle()
             | "ReadPages" >> beam.ParDo(ReadPagesFn(self.max_page_bytes)).with_outputs(STATS, DEAD_LETTER, main="pages")
         )
+        dead = (planned[DEAD_LETTER], read[DEAD_LETTER]) | "ReadDeadLetters" >> beam.Flatten()
+        return {"pages": read.pages, STATS: read[STATS], DEAD_LETTER: dead}
 
 
 # ───────────────────────────── parsing ─────────────────────────────

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import bz2
 import collections
-import io
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -205,3 +204,28 @@ def test_misconfiguration_fails_fast_in_one_line(tmp_path, args, message):
     with pytest.raises(SystemExit, match=message) as err:
         wiki_mrc.run(["--output", str(tmp_path), *args])
     assert "\n" not in str(err.value)
+
+
+@needs_excerpt
+def test_oversized_pages_go_to_the_dead_letter_and_the_job_goes_on(tmp_path):
+    stats = run_job(tmp_path, "--dump", f"en={EXCERPT}", "--min_mentions_en", "2", "--max_page_bytes", "150000")
+    too_large = stats[("en", "read/page_too_large")]
+    assert too_large > 0
+    assert stats[("en", "pages/read")] + too_large == 206
+    assert sum(d["reason"] == "page_too_large" for d in dead_letters(tmp_path)) == too_large
+
+
+def test_damaged_multistream_index_falls_back_to_one_sequential_read(tmp_path):
+    from importlib import resources
+
+    sample = resources.files("corpora") / "samples" / "wiki"
+    dump = tmp_path / "enwiki-s-pages-articles-multistream.xml.bz2"
+    dump.write_bytes((sample / wiki_mrc.SAMPLE_DUMPS["en"]).read_bytes())
+    (tmp_path / "enwiki-s-pages-articles-multistream-index.txt.bz2").write_bytes(bz2.compress(b"12:3:Lisbon\nnot an index line\n"))
+    good = run_job(tmp_path / "good", "--dump", f"en={sample / wiki_mrc.SAMPLE_DUMPS['en']}")
+    damaged = run_job(tmp_path / "damaged", "--dump", f"en={dump}")
+    assert damaged[("en", "pages/read")] == good[("en", "pages/read")]
+    assert rows(tmp_path / "damaged") == rows(tmp_path / "good")
+    assert [d["reason"] for d in dead_letters(tmp_path / "damaged") if d["stage"] == "read" and d["record_id"] == "index"] == [
+        "bad_multistream_index"
+    ]
