@@ -1,0 +1,387 @@
+"""Streaming reader for MediaWiki `pages-articles` XML dumps (plain, .bz2 and multistream .bz2).
+
+Why it is built this way (DESIGN.md §2, wiki_mrc stage 1):
+- Memory must not grow with the dump. A full English dump is ~100 GB of XML; one `iterparse` over it
+  keeps the tree (or needs careful clearing) and, worse, one malformed byte anywhere kills the whole
+  file. So the decompressed bytes are cut into `<page>` … `</page>` pieces by a plain byte search and
+  each piece is parsed on its own: at most one page (capped by `max_page_bytes`) is held at a time, and
+  a broken page becomes one `BadRecord` while the pages after it still come out.
+- MediaWiki escapes `<` in every text node, so the literal bytes `<page>` and `</page>` only occur as
+  tags; they are searched for anywhere, not only at line starts.
+- Multistream dumps are many concatenated bz2 streams; `bz2.BZ2Decompressor` stops at the end of each,
+  so a new one is started on its `unused_data`. Output per call is capped so that a highly compressible
+  page cannot blow up memory either.
+- A cut or corrupt archive yields every page completed before the damage, then one BadRecord.
+
+The export schema version (0.10, 0.11, …) changes the XML namespace URI, so tags are matched by local
+name. A page parsed on its own carries no namespace in practice (it is declared on `<mediawiki>`).
+"""
+from __future__ import annotations
+
+import bz2
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterable, Iterator
+from xml.sax.saxutils import unescape
+
+BLOCK_BYTES = 1 << 20  # compressed bytes per read: per-call overhead vanishes, memory stays small
+MAX_OUT_BYTES = 1 << 20  # decompressed bytes per decompressor call: bounds memory on bz2 "bombs"
+# MediaWiki caps a revision at 2 MiB of wikitext ($wgMaxArticleSize): a few MB of XML once escaped.
+DEFAULT_MAX_PAGE_BYTES = 50_000_000  # so a 50 MB page is damage
+EXCERPT_CHARS = 200
+STAGE = "read"
+
+_OPEN = b"<page>"
+_CLOSE = b"</page>"
+_HEAD_BYTES = 4096  # enough of a page to find its title and id for a BadRecord
+_ID_RE = re.compile(rb"<id>\s*(-?\d+)\s*</id>")
+_TITLE_RE = re.compile(rb"<title>(.*?)</title>", re.S)
+
+
+@dataclass(frozen=True)
+class RawPage:
+    page_id: int
+    title: str
+    ns: int
+    redirect: str | None  # the <redirect title="..."/> attribute, raw (not normalised)
+    text: str  # wikitext of the latest revision ("" if none)
+
+
+@dataclass(frozen=True)
+class BadRecord:
+    source: str  # dump path (or path:byte-range)
+    record_id: str  # page id if known, else title, else "offset:<n>"
+    stage: str  # "read"
+    reason: str  # short, machine-readable (the Beam counter is read/<reason>)
+    excerpt: str  # first ~200 chars, decoded with errors="replace"
+
+
+@dataclass(frozen=True)
+class SiteInfo:
+    """The `<siteinfo>` header: which wiki, and its localised namespace names (ns key -> name)."""
+
+    dbname: str
+    lang: str  # the xml:lang attribute of <mediawiki>
+    base: str
+    namespaces: dict[int, str] = field(default_factory=dict)
+
+
+def compression_for(path: str) -> str:
+    if path.endswith(".bz2"):
+        return "bz2"
+    if path.endswith(".xml"):
+        return "none"
+    raise ValueError(f"{path}: unknown dump format; expected a .xml or .xml.bz2 pages-articles dump")
+
+
+# ─────────────────────────────── public readers ───────────────────────────────
+
+
+def iter_pages(
+    chunks: Iterable[bytes], source: str, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+) -> Iterator[RawPage | BadRecord]:
+    """Pages of a decompressed dump given as byte chunks of any size (page boundaries may fall anywhere)."""
+    scanner = _PageScanner(max_page_bytes)
+    try:
+        for chunk in chunks:
+            for event in scanner.feed(chunk):
+                yield _record(event, source)
+    except _ArchiveError as error:
+        # Everything completed before the damage has been yielded; report where it stopped.
+        if scanner.in_page:
+            head = scanner.partial_head()
+            yield _bad(source, head, scanner.page_offset, error.reason)
+        else:
+            yield BadRecord(source, f"offset:{scanner.offset}", STAGE, error.reason, error.detail)
+        return
+    for event in scanner.close():
+        yield _record(event, source)
+
+
+def iter_pages_from_file(
+    fileobj: BinaryIO, source: str, compression: str, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+) -> Iterator[RawPage | BadRecord]:
+    """Pages of a whole dump file; compression is "bz2" (single or multistream) or "none"."""
+    if compression == "bz2":
+        chunks = _bz2_chunks(fileobj, limit=None, require_data=True)
+    elif compression == "none":
+        chunks = iter(lambda: fileobj.read(BLOCK_BYTES), b"")
+    else:
+        raise ValueError(f"{source}: unknown compression {compression!r}; expected 'bz2' or 'none'")
+    return iter_pages(chunks, source, max_page_bytes)
+
+
+def read_stream_range(
+    fileobj: BinaryIO, start: int, end: int | None, source: str, max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES
+) -> Iterator[RawPage | BadRecord]:
+    """Pages of the bz2 streams in bytes [start, end) of a multistream dump (end None: to EOF).
+
+    `start` must be a stream start (an index offset); `end` another one, or the file size.
+    """
+    if start < 0 or (end is not None and end < start):
+        raise ValueError(f"{source}: bad byte range [{start}, {end})")
+    fileobj.seek(start)
+    limit = None if end is None else end - start
+    return iter_pages(_bz2_chunks(fileobj, limit=limit, require_data=False), source, max_page_bytes)
+
+
+def read_siteinfo(chunks: Iterable[bytes], max_bytes: int = 1 << 20) -> SiteInfo | None:
+    """The `<siteinfo>` of a dump from its first decompressed bytes; None if there is no readable one.
+
+    The job can take the wiki's localised namespace names from it ("[[ไฟล์:…]]" is a file on thwiki).
+    """
+    head = bytearray()
+    try:
+        for chunk in chunks:
+            head += chunk
+            if b"</siteinfo>" in head or _OPEN in head or len(head) > max_bytes:
+                break
+    except _ArchiveError:
+        pass  # whatever was decompressed before the damage may still hold the header
+    start, end = head.find(b"<siteinfo>"), head.find(b"</siteinfo>")
+    if start < 0 or end < start:
+        return None
+    lang_match = re.search(rb'<mediawiki[^>]*\sxml:lang="([^"]*)"', head[:start])
+    try:
+        root = ET.fromstring(bytes(head[start : end + len(b"</siteinfo>")]))
+        info = {_local(child.tag): child for child in root}
+        namespaces = {int(ns.get("key")): ns.text or "" for ns in info.get("namespaces", ())}
+    except (ET.ParseError, TypeError, ValueError):
+        return None
+    return SiteInfo(
+        dbname=(info["dbname"].text or "") if "dbname" in info else "",
+        lang=lang_match.group(1).decode("utf-8", errors="replace") if lang_match else "",
+        base=(info["base"].text or "") if "base" in info else "",
+        namespaces=namespaces,
+    )
+
+
+def read_siteinfo_from_file(fileobj: BinaryIO, compression: str) -> SiteInfo | None:
+    if compression == "bz2":
+        return read_siteinfo(_bz2_chunks(fileobj, limit=None, require_data=True, out_bytes=1 << 16))
+    return read_siteinfo(iter(lambda: fileobj.read(1 << 16), b""))
+
+
+# ───────────────────────────── decompression ─────────────────────────────
+
+
+class _ArchiveError(Exception):
+    """Raised inside the chunk stream; iter_pages turns it into a BadRecord after the good pages."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(reason)
+        self.reason, self.detail = reason, detail
+
+
+def _bz2_chunks(
+    fileobj: BinaryIO, limit: int | None, require_data: bool, out_bytes: int = MAX_OUT_BYTES
+) -> Iterator[bytes]:
+    """Decompressed bytes of every concatenated bz2 stream in the next `limit` bytes (None: to EOF)."""
+    decompressor = bz2.BZ2Decompressor()
+    fed = False  # has the current decompressor seen input without reaching its end? (a stream is open)
+    consumed = 0  # compressed bytes read so far, for error messages
+    remaining = limit
+    while remaining is None or remaining > 0:
+        data = fileobj.read(BLOCK_BYTES if remaining is None else min(BLOCK_BYTES, remaining))
+        if not data:
+            break
+        if remaining is not None:
+            remaining -= len(data)
+        consumed += len(data)
+        while data:
+            try:
+                out = decompressor.decompress(data, out_bytes)
+                fed = True
+                if out:
+                    yield out
+                while not decompressor.eof and not decompressor.needs_input:
+                    out = decompressor.decompress(b"", out_bytes)
+                    if out:
+                        yield out
+            except (OSError, EOFError, ValueError) as error:
+                raise _ArchiveError(
+                    "corrupt_archive", f"invalid bz2 data in the {consumed} compressed bytes read so far: {error}"
+                ) from None
+            if decompressor.eof:
+                # One stream ended; in a multistream dump the next starts right after it.
+                data = decompressor.unused_data
+                decompressor = bz2.BZ2Decompressor()
+                fed = False
+            else:
+                data = b""
+    if fed:
+        raise _ArchiveError("truncated_archive", f"bz2 stream cut off after {consumed} compressed bytes")
+    if require_data and not consumed:
+        raise _ArchiveError("truncated_archive", "empty file")
+
+
+# ─────────────────────────────── page scanner ───────────────────────────────
+
+
+class _PageScanner:
+    """Cuts a byte stream into `<page>…</page>` pieces, holding at most one (capped) page.
+
+    Events: ("page", offset, bytes), ("too_large", offset, head_bytes), ("unterminated", offset, bytes).
+    Offsets count decompressed bytes from the start of the stream.
+    """
+
+    def __init__(self, max_page_bytes: int):
+        self.max_page_bytes = max_page_bytes
+        self.buf = bytearray()  # starts at a <page> while in_page; else the last few unmatched bytes
+        self.base = 0  # stream offset of buf[0]
+        self.in_page = False
+        self.skipping = False  # inside an oversized page: its bytes are dropped until its </page>
+        self.skipped_head = b""
+        self.scan_from = 0  # bytes before this in buf hold no match; search resumes here
+
+    @property
+    def offset(self) -> int:
+        return self.base + len(self.buf)
+
+    @property
+    def page_offset(self) -> int:
+        return self.base
+
+    def partial_head(self) -> bytes:
+        return self.skipped_head if self.skipping else bytes(self.buf[:_HEAD_BYTES])
+
+    def feed(self, data: bytes) -> Iterator[tuple]:
+        """Events completed by `data`; a generator, so that only one page at a time is alive.
+
+        The scanner's state is brought up to date before each yield.
+        """
+        buf = self.buf
+        buf += data
+        while True:
+            if not self.in_page:
+                i = buf.find(_OPEN, self.scan_from)
+                if i < 0:
+                    self._drop(len(buf) - (len(_OPEN) - 1))  # keep a possible split "<page"
+                    return
+                self._drop(i)
+                self.in_page, self.scan_from = True, len(_OPEN)
+            j = buf.find(_CLOSE, self.scan_from)
+            if j < 0:
+                if self.skipping:
+                    self._drop(len(buf) - (len(_CLOSE) - 1))
+                elif len(buf) > self.max_page_bytes:
+                    # Report it now and stop buffering: only its head is kept, for the BadRecord.
+                    self.skipping, self.skipped_head = True, bytes(buf[:_HEAD_BYTES])
+                    start = self.base
+                    self._drop(len(buf) - (len(_CLOSE) - 1))
+                    yield ("too_large", start, self.skipped_head)
+                else:
+                    self.scan_from = max(len(_OPEN), len(buf) - (len(_CLOSE) - 1))
+                return
+            end = j + len(_CLOSE)
+            start, was_skipping = self.base, self.skipping
+            if not was_skipping:
+                # A page that lost its </page> would swallow the next page: cut it at the next <page>.
+                k = buf.find(_OPEN, len(_OPEN), j)
+                if k >= 0:
+                    piece = bytes(buf[: min(k, _HEAD_BYTES)])
+                    self._drop(k)
+                    self.scan_from = len(_OPEN)
+                    yield ("unterminated", start, piece)
+                    continue
+                with memoryview(buf) as view:  # one copy, not two (a bytearray slice, then bytes)
+                    piece = bytes(view[: _HEAD_BYTES if end > self.max_page_bytes else end])
+            self._drop(end)
+            self.in_page = self.skipping = False
+            self.skipped_head = b""
+            self.scan_from = 0
+            if not was_skipping:
+                yield ("too_large" if end > self.max_page_bytes else "page", start, piece)
+
+    def close(self) -> list[tuple]:
+        """The stream ended: a page still open never got its </page>."""
+        if self.in_page and not self.skipping:
+            return [("unterminated", self.base, bytes(self.buf[:_HEAD_BYTES]))]
+        return []
+
+    def _drop(self, n: int) -> None:
+        if n > 0:
+            del self.buf[:n]  # O(1) at the front of a bytearray
+            self.base += n
+            self.scan_from = max(0, self.scan_from - n)
+
+
+# ─────────────────────────────── page parsing ───────────────────────────────
+
+
+def _local(tag: str) -> str:
+    return tag[tag.rfind("}") + 1 :]
+
+
+def _record(event: tuple, source: str) -> RawPage | BadRecord:
+    kind, offset, data = event
+    if kind == "page":
+        return _parse_page(data, offset, source)
+    return _bad(source, data, offset, "page_too_large" if kind == "too_large" else "unterminated_page")
+
+
+def _parse_page(data: bytes, offset: int, source: str) -> RawPage | BadRecord:
+    try:
+        # Strict check first: expat would report bad UTF-8 only as "invalid token". The bytes, not the
+        # str, go to expat: it parses UTF-8 natively, and handing it a str costs a re-encode (~15%).
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return _bad(source, data, offset, "not_utf8")
+    try:
+        # A page parsed on its own cannot carry a DTD, so no entity-expansion input reaches expat.
+        page = ET.fromstring(data)
+    except ET.ParseError:
+        return _bad(source, data, offset, "malformed_xml")
+    title = ns = page_id = redirect = revision = None
+    for child in page:
+        name = _local(child.tag)
+        if name == "title":
+            title = child.text or ""
+        elif name == "ns":
+            ns = child.text
+        elif name == "id":
+            page_id = child.text
+        elif name == "redirect":
+            redirect = child.get("title")
+        elif name == "revision":
+            revision = child  # dumps list revisions oldest first: the last one is the latest
+    if not title:
+        return _bad(source, data, offset, "missing_title")
+    try:
+        page_id = int(page_id)
+    except (TypeError, ValueError):
+        return _bad(source, data, offset, "bad_page_id")
+    try:
+        ns = int(ns)
+    except (TypeError, ValueError):
+        return _bad(source, data, offset, "bad_namespace")
+    text = ""
+    if revision is not None:
+        for child in revision:
+            if _local(child.tag) == "text":
+                text = child.text or ""
+    if redirect is None and (not text or text.isspace()):  # isspace: no copy of a large text
+        return _bad(source, data, offset, "empty_page")
+    return RawPage(page_id=page_id, title=title, ns=ns, redirect=redirect, text=text)
+
+
+def _bad(source: str, data: bytes, offset: int, reason: str) -> BadRecord:
+    return BadRecord(source, _record_id(data, offset), STAGE, reason, _excerpt(data))
+
+
+def _record_id(data: bytes, offset: int) -> str:
+    """Page id if the raw bytes show it, else the title, else the stream offset."""
+    head = data[:_HEAD_BYTES]
+    revision_at = head.find(b"<revision")
+    id_match = _ID_RE.search(head, 0, revision_at if revision_at >= 0 else len(head))
+    if id_match:
+        return id_match.group(1).decode()
+    title_match = _TITLE_RE.search(head)
+    if title_match and title_match.group(1).strip():
+        return unescape(title_match.group(1).decode("utf-8", errors="replace"), {"&quot;": '"', "&#039;": "'"})
+    return f"offset:{offset}"
+
+
+def _excerpt(data: bytes) -> str:
+    return data[: EXCERPT_CHARS * 4].decode("utf-8", errors="replace")[:EXCERPT_CHARS]

@@ -1,0 +1,437 @@
+"""The dump readers (corpora/dumps.py, corpora/multistream.py) and the bundled sample dumps.
+
+Real data is read from shared/ (never copied into the repo); tests that need it are skipped where it
+is absent. Damaged inputs are made in memory from the real excerpt or from small hand-made pages.
+"""
+from __future__ import annotations
+
+import bz2
+import gc
+import io
+import os
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from corpora import dumps, multistream
+from corpora.dumps import BadRecord, RawPage
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("XLU_SHARED", REPO.parent / "shared")) / "data" / "wikipedia"
+EXCERPT = SHARED / "enwiki-excerpt.xml.bz2"
+TABLES = SHARED / "enwiki-table-markup.xml.bz2"
+SAMPLES = REPO / "corpora" / "samples" / "wiki"
+SAMPLE_LANGS = ("en", "zh", "th", "ar", "hi")
+
+needs_excerpt = pytest.mark.skipif(not EXCERPT.exists(), reason=f"{EXCERPT} not present")
+
+HEADER = (
+    b'<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/" version="0.11" xml:lang="en">\n'
+    b"  <siteinfo>\n    <sitename>Wikipedia</sitename>\n    <dbname>testwiki</dbname>\n"
+    b"    <namespaces>\n      <namespace key=\"0\" case=\"first-letter\" />\n"
+    b'      <namespace key="1" case="first-letter">Talk</namespace>\n    </namespaces>\n  </siteinfo>\n'
+)
+FOOTER = b"</mediawiki>\n"
+
+
+def page_xml(page_id: int, title: str, text: str = "Some text.", redirect: str | None = None, ns: int = 0) -> bytes:
+    from xml.sax.saxutils import escape, quoteattr
+
+    redirect_el = f"    <redirect title={quoteattr(redirect)} />\n" if redirect else ""
+    return (
+        f"  <page>\n    <title>{escape(title)}</title>\n    <ns>{ns}</ns>\n    <id>{page_id}</id>\n{redirect_el}"
+        f"    <revision>\n      <id>{page_id * 10}</id>\n      <model>wikitext</model>\n"
+        f'      <text xml:space="preserve">{escape(text)}</text>\n    </revision>\n  </page>\n'
+    ).encode()
+
+
+def read_bytes(data: bytes, chunk: int = 1 << 16, **kwargs) -> list:
+    return list(dumps.iter_pages((data[i : i + chunk] for i in range(0, len(data), chunk)), "test.xml", **kwargs))
+
+
+def pages_of(records) -> list[RawPage]:
+    return [r for r in records if isinstance(r, RawPage)]
+
+
+def bad_of(records) -> list[BadRecord]:
+    return [r for r in records if isinstance(r, BadRecord)]
+
+
+@pytest.fixture(scope="module")
+def excerpt_xml() -> bytes:
+    return bz2.decompress(EXCERPT.read_bytes())
+
+
+@pytest.fixture(scope="module")
+def excerpt_records() -> list:
+    with open(EXCERPT, "rb") as f:
+        return list(dumps.iter_pages_from_file(f, str(EXCERPT), "bz2"))
+
+
+# ─────────────────────────────── the real excerpt ───────────────────────────────
+
+
+@needs_excerpt
+def test_excerpt_page_counts(excerpt_records):
+    assert not bad_of(excerpt_records)
+    pages = pages_of(excerpt_records)
+    assert len(pages) == 206
+    assert sum(p.ns == 0 and p.redirect is None for p in pages) == 106
+    assert sum(p.ns == 0 and p.redirect is not None for p in pages) == 99
+    assert [p.title for p in pages if p.ns != 0] == ["Wikipedia:Adding Wikipedia articles to Nupedia"]
+    assert len({p.page_id for p in pages}) == 206
+
+
+@needs_excerpt
+def test_excerpt_fields(excerpt_records):
+    by_title = {p.title: p for p in excerpt_records}
+    redirect = by_title["AccessibleComputing"]
+    assert (redirect.page_id, redirect.ns, redirect.redirect) == (10, 0, "Computer accessibility")
+    assert redirect.text.startswith("#REDIRECT [[Computer accessibility]]")
+    anarchism = by_title["Anarchism"]
+    assert anarchism.page_id == 12 and anarchism.redirect is None
+    assert "'''Anarchism''' is a [[political philosophy]]" in anarchism.text
+    assert anarchism.text.endswith("[[Category:Far-left politics]]")
+    assert len(anarchism.text) == 180096  # entities (&lt; &amp; &quot;) decoded, nothing cut
+
+
+@needs_excerpt
+def test_chunk_boundaries_do_not_matter(excerpt_xml, excerpt_records):
+    # Boundaries falling inside "<page>" / "</page>" and inside multi-byte characters.
+    head = excerpt_xml[:200_000]
+    small = read_bytes(head, chunk=3)
+    assert small == read_bytes(head, chunk=1 << 20)
+    *complete, cut = small
+    assert complete == excerpt_records[: len(complete)] and len(complete) > 5
+    assert cut.reason == "unterminated_page"  # the head ends inside a page
+    assert read_bytes(excerpt_xml, chunk=997) == excerpt_records
+
+
+@needs_excerpt
+def test_plain_xml_file(excerpt_xml, excerpt_records):
+    records = list(dumps.iter_pages_from_file(io.BytesIO(excerpt_xml), "x.xml", "none"))
+    assert records == excerpt_records
+
+
+@needs_excerpt
+def test_table_markup_dump():
+    with open(TABLES, "rb") as f:
+        pages = list(dumps.iter_pages_from_file(f, str(TABLES), "bz2"))
+    assert len(pages) == 5 and all(isinstance(p, RawPage) and "{|" in p.text for p in pages)
+
+
+def test_compression_for():
+    assert dumps.compression_for("gs://b/enwiki-pages-articles.xml.bz2") == "bz2"
+    assert dumps.compression_for("/x/enwiki.xml") == "none"
+    with pytest.raises(ValueError, match="enwiki.xml.gz: unknown dump format"):
+        dumps.compression_for("enwiki.xml.gz")
+    with pytest.raises(ValueError, match="unknown compression"):
+        dumps.iter_pages_from_file(io.BytesIO(b""), "x", "gzip")
+
+
+def test_schema_version_and_entities():
+    dump = HEADER + page_xml(1, "AT&T", "'''AT&T''' <b>x</b> \"q\"") + page_xml(2, "R", "#REDIRECT [[AT&T]]", redirect="AT&T") + FOOTER
+    first, second = read_bytes(dump)
+    assert first == RawPage(1, "AT&T", 0, None, "'''AT&T''' <b>x</b> \"q\"")
+    assert second.redirect == "AT&T"
+
+
+def test_latest_revision_wins():
+    page = page_xml(1, "A", "old").replace(b"  </page>", b"    <revision><id>99</id><text>new</text></revision>\n  </page>")
+    (record,) = read_bytes(HEADER + page + FOOTER)
+    assert record.text == "new"
+
+
+def test_siteinfo():
+    info = dumps.read_siteinfo([HEADER, page_xml(1, "A")])
+    assert (info.dbname, info.lang, info.namespaces) == ("testwiki", "en", {0: "", 1: "Talk"})
+    assert dumps.read_siteinfo([page_xml(1, "A")]) is None
+
+
+# ─────────────────────────────── damaged input ───────────────────────────────
+
+
+@needs_excerpt
+def test_truncated_bz2_yields_pages_then_one_bad_record(excerpt_records):
+    data = EXCERPT.read_bytes()
+    records = list(dumps.iter_pages_from_file(io.BytesIO(data[: len(data) // 2]), "cut.bz2", "bz2"))
+    *pages, last = records
+    assert 50 < len(pages) < 206
+    assert pages == excerpt_records[: len(pages)]  # every page completed before the cut, in order
+    assert last.reason == "truncated_archive" and last.source == "cut.bz2"
+    # The page the cut fell in is named: it is the next one of the full read.
+    assert last.record_id == str(excerpt_records[len(pages)].page_id)
+
+
+@needs_excerpt
+def test_corrupt_bz2_block():
+    data = bytearray(EXCERPT.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 64] = b"\x00" * 64
+    records = list(dumps.iter_pages_from_file(io.BytesIO(bytes(data)), "rot.bz2", "bz2"))
+    assert all(isinstance(r, RawPage) for r in records[:-1])
+    assert records[-1].reason == "corrupt_archive"
+
+
+def test_empty_and_trailing_garbage_archives():
+    (record,) = dumps.iter_pages_from_file(io.BytesIO(b""), "empty.bz2", "bz2")
+    assert record.reason == "truncated_archive"
+    data = bz2.compress(HEADER + page_xml(1, "A") + FOOTER) + b"garbage!"
+    page, bad = dumps.iter_pages_from_file(io.BytesIO(data), "g.bz2", "bz2")
+    assert page.title == "A" and bad.reason == "corrupt_archive"
+
+
+@needs_excerpt
+def test_malformed_page_in_the_middle(excerpt_xml, excerpt_records):
+    header, pages, footer = multistream.split_dump_pages([excerpt_xml])
+    broken = pages[100].replace(b"</title>", b" <3 </title>", 1)  # an unescaped "<"
+    records = read_bytes(header + b"".join(pages[:100]) + broken + b"".join(pages[101:]) + footer)
+    assert len(records) == 206
+    assert records[:100] == excerpt_records[:100] and records[101:] == excerpt_records[101:]
+    bad = records[100]
+    assert (bad.reason, bad.stage, bad.record_id) == ("malformed_xml", "read", str(excerpt_records[100].page_id))
+    assert bad.excerpt.lstrip().startswith("<page>") and len(bad.excerpt) == dumps.EXCERPT_CHARS
+
+
+def test_not_utf8():
+    bad_page = page_xml(2, "Caf", "x").replace(b"Caf", b"Caf\xe9")  # Latin-1 bytes
+    records = read_bytes(HEADER + page_xml(1, "A") + bad_page + page_xml(3, "C") + FOOTER)
+    assert [type(r).__name__ for r in records] == ["RawPage", "BadRecord", "RawPage"]
+    assert (records[1].reason, records[1].record_id) == ("not_utf8", "2")
+    assert "Caf\ufffd" in records[1].excerpt
+
+
+def test_empty_page_and_field_errors():
+    pages = [
+        page_xml(1, "Empty", ""),
+        page_xml(2, "Blank", "  \n "),
+        page_xml(3, "Redirect with no text", "", redirect="A"),  # a redirect needs no text
+        page_xml(4, "No id").replace(b"<id>4</id>", b""),
+        page_xml(5, "Bad ns").replace(b"<ns>0</ns>", b"<ns>main</ns>"),
+        page_xml(6, "").replace(b"<title></title>", b""),
+        page_xml(7, "Deleted").replace(b'<text xml:space="preserve">Some text.</text>', b'<text deleted="deleted" />'),
+    ]
+    records = read_bytes(HEADER + b"".join(pages) + FOOTER)
+    assert [getattr(r, "reason", "page") for r in records] == [
+        "empty_page", "empty_page", "page", "bad_page_id", "bad_namespace", "missing_title", "empty_page"
+    ]
+    assert records[2].redirect == "A" and records[2].text == ""
+    assert records[3].record_id == "No id"  # no id: the title names it
+
+
+def test_unterminated_pages():
+    cut = page_xml(2, "B").replace(b"  </page>\n", b"")
+    records = read_bytes(HEADER + page_xml(1, "A") + cut + page_xml(3, "C") + FOOTER)
+    # A page that lost its </page> must not swallow the next one.
+    assert [getattr(r, "reason", r.title if isinstance(r, RawPage) else "") for r in records] == ["A", "unterminated_page", "C"]
+    assert records[1].record_id == "2"
+    records = read_bytes(HEADER + page_xml(1, "A") + page_xml(2, "B").split(b"<id>")[0])
+    assert records[0].title == "A"
+    assert (records[1].reason, records[1].record_id) == ("unterminated_page", "B")
+
+
+def test_offset_names_a_page_with_no_id_or_title():
+    records = read_bytes(b"junk <page><ns>0</ns></page>")
+    assert records[0].record_id == "offset:5"
+
+
+def _huge_page_chunks(page_bytes: int, chunk: int = 1 << 16):
+    """A dump with one page of `page_bytes` between two small ones, produced lazily."""
+    yield HEADER + page_xml(1, "Before")
+    yield b'  <page>\n    <title>Huge</title>\n    <ns>0</ns>\n    <id>2</id>\n    <revision><text xml:space="preserve">'
+    block = b"a" * chunk
+    for _ in range(page_bytes // chunk):
+        yield block
+    yield b"</text></revision>\n  </page>\n" + page_xml(3, "After") + FOOTER
+
+
+def test_page_over_the_cap_is_skipped_without_buffering():
+    gc.collect()
+    tracemalloc.start()
+    try:
+        records = list(dumps.iter_pages(_huge_page_chunks(20 << 20), "big.xml", max_page_bytes=1 << 20))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [getattr(r, "reason", None) or r.title for r in records] == ["Before", "page_too_large", "After"]
+    assert records[1].record_id == "2"
+    assert peak < 4 << 20, f"peak {peak} bytes while skipping a 20 MB page with a 1 MB cap"
+
+
+def test_a_page_over_the_cap_in_one_chunk():
+    records = read_bytes(HEADER + page_xml(1, "A", "x" * 5000) + page_xml(2, "B") + FOOTER, chunk=1 << 20, max_page_bytes=1000)
+    assert [getattr(r, "reason", None) or r.title for r in records] == ["page_too_large", "B"]
+
+
+@needs_excerpt
+def test_memory_does_not_grow_with_input_size():
+    """Peak memory reading 4× the excerpt (four concatenated bz2 streams) stays within +20% of 1×."""
+    data = EXCERPT.read_bytes()
+
+    def peak(copies: int) -> int:
+        source = io.BytesIO(data * copies)  # made before tracing: the input is the test's, not the reader's
+        gc.collect()
+        tracemalloc.start()
+        try:
+            n = sum(1 for _ in dumps.iter_pages_from_file(source, "x.bz2", "bz2"))
+            _, top = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert n == 206 * copies
+        return top
+
+    one, four = peak(1), peak(4)
+    assert four <= one * 1.2, (one, four)
+
+
+# ─────────────────────────────── multistream ───────────────────────────────
+
+
+@pytest.fixture(scope="module")
+def excerpt_multistream(tmp_path_factory, excerpt_xml):
+    header, pages, footer = multistream.split_dump_pages([excerpt_xml])
+    out = tmp_path_factory.mktemp("ms")
+    dump, index = out / "enwiki-multistream.xml.bz2", out / "enwiki-multistream-index.txt.bz2"
+    multistream.write_multistream(pages, header, footer, dump, index, pages_per_stream=10)
+    return dump, index
+
+
+@needs_excerpt
+def test_split_dump_pages_round_trips(excerpt_xml):
+    header, pages, footer = multistream.split_dump_pages([excerpt_xml])
+    assert len(pages) == 206 and header + b"".join(pages) + footer == excerpt_xml
+    assert header.rstrip().endswith(b"</siteinfo>") and footer.strip() == b"</mediawiki>"
+
+
+@needs_excerpt
+@pytest.mark.parametrize("streams_per_range", [1, 2, 7, 1000])
+def test_multistream_ranges_equal_sequential_read(excerpt_multistream, excerpt_records, streams_per_range):
+    dump, index = excerpt_multistream
+    with open(index, "rb") as f:
+        offsets = multistream.read_index_offsets(f)
+    assert len(offsets) == 21  # 206 pages, 10 per stream; the header stream is not indexed
+    ranges = multistream.stream_ranges(offsets, dump.stat().st_size, streams_per_range)
+    assert ranges[0][0] == 0 and ranges[-1][1] == dump.stat().st_size
+    records = []
+    with open(dump, "rb") as f:
+        for start, end in ranges:
+            records += dumps.read_stream_range(f, start, end, f"{dump}:{start}-{end}")
+    assert records == excerpt_records
+    # The whole multistream file read as one .bz2 gives the same pages too.
+    with open(dump, "rb") as f:
+        assert list(dumps.iter_pages_from_file(f, str(dump), "bz2")) == excerpt_records
+
+
+@needs_excerpt
+def test_multistream_index_lines(excerpt_multistream, excerpt_records):
+    _, index = excerpt_multistream
+    lines = bz2.decompress(index.read_bytes()).decode().splitlines()
+    assert len(lines) == 206
+    offset, page_id, title = lines[1].split(":", 2)
+    assert (int(page_id), title) == (12, "Anarchism")
+    assert lines[-1].endswith(":" + excerpt_records[-1].title)
+
+
+@needs_excerpt
+def test_range_that_ends_mid_stream(excerpt_multistream):
+    dump, index = excerpt_multistream
+    with open(index, "rb") as f:
+        offsets = multistream.read_index_offsets(f)
+    with open(dump, "rb") as f:
+        records = list(dumps.read_stream_range(f, offsets[0], offsets[1] - 100, "r"))
+    assert records[-1].reason == "truncated_archive"
+    with open(dump, "rb") as f:  # a start that is not a stream start
+        records = list(dumps.read_stream_range(f, offsets[0] + 1, offsets[1], "r"))
+    assert [r.reason for r in records] == ["corrupt_archive"]
+
+
+def test_read_index_offsets_plain_and_bz2():
+    text = b"600:10:A\n600:12:Help:Contents: a title with colons\n9000:13:C\n\n"
+    assert multistream.read_index_offsets(io.BytesIO(text)) == [600, 9000]
+    assert multistream.read_index_offsets(io.BytesIO(bz2.compress(text) + bz2.compress(b"700:14:D\n"))) == [600, 700, 9000]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (b"600:10:A\n600:12:B\nnot an index line\n", "line 3: expected 'offset:page_id:title'"),
+        (b"600:10:A\nx600:12:B\n", "line 2"),
+        (b"600:A\n", "line 1"),
+        (b"", "no index lines"),
+    ],
+)
+def test_read_index_offsets_errors(text, message):
+    with pytest.raises(ValueError, match=message):
+        multistream.read_index_offsets(io.BytesIO(text))
+
+
+def test_read_index_offsets_bad_bz2():
+    with pytest.raises(ValueError, match="cannot decompress"):
+        multistream.read_index_offsets(io.BytesIO(b"BZh9 not really bzip2"))
+
+
+def test_stream_ranges():
+    assert multistream.stream_ranges([600, 700, 800], 900, 2) == [(0, 700), (700, 900)]
+    assert multistream.stream_ranges([0, 700, 800], None, 1) == [(0, 700), (700, 800), (800, None)]
+    assert multistream.stream_ranges([800, 600, 600], 900, 10) == [(0, 900)]
+    with pytest.raises(ValueError, match="at least 1"):
+        multistream.stream_ranges([0], 10, 0)
+    with pytest.raises(ValueError, match="past the end"):
+        multistream.stream_ranges([0, 50], 40, 1)
+
+
+# ─────────────────────────────── bundled samples ───────────────────────────────
+
+
+def _read_sample(name: str) -> list:
+    path = SAMPLES / name
+    with open(path, "rb") as f:
+        return list(dumps.iter_pages_from_file(f, str(path), "bz2"))
+
+
+@pytest.mark.parametrize("lang", SAMPLE_LANGS)
+def test_sample_dump_parses(lang):
+    records = _read_sample(f"{lang}wiki-sample-pages-articles.xml.bz2")
+    assert sorted(r.reason for r in bad_of(records)) == ["empty_page", "malformed_xml", "not_utf8"]
+    pages = pages_of(records)
+    articles = [p for p in pages if p.ns == 0 and p.redirect is None]
+    redirects = [p for p in pages if p.ns == 0 and p.redirect is not None]
+    assert 12 <= len(articles) <= 24 and len(redirects) >= 3
+    assert any(p.ns != 0 for p in pages)
+    for page in redirects:
+        assert page.text.lstrip().startswith("#") and f"[[{page.redirect}" in page.text
+    with open(SAMPLES / f"{lang}wiki-sample-pages-articles.xml.bz2", "rb") as f:
+        assert dumps.read_siteinfo_from_file(f, "bz2").lang == lang
+
+
+def test_sample_multistream_matches_plain():
+    plain = _read_sample("enwiki-sample-pages-articles.xml.bz2")
+    dump = SAMPLES / "enwiki-sample-pages-articles-multistream.xml.bz2"
+    with open(SAMPLES / "enwiki-sample-pages-articles-multistream-index.txt.bz2", "rb") as f:
+        offsets = multistream.read_index_offsets(f)
+    assert len(offsets) >= 4
+    records = []
+    with open(dump, "rb") as f:
+        for start, end in multistream.stream_ranges(offsets, dump.stat().st_size, 2):
+            records += dumps.read_stream_range(f, start, end, f"{dump}:{start}-{end}")
+    assert [r for r in records if isinstance(r, RawPage)] == pages_of(plain)
+    assert sorted(r.reason for r in bad_of(records)) == ["empty_page", "malformed_xml", "not_utf8"]
+
+
+def test_samples_match_their_builder(tmp_path):
+    from corpora.samples import build_wiki_samples
+
+    written = build_wiki_samples.build(tmp_path)
+    assert {p.name for p in written} == {p.name for p in SAMPLES.glob("*.bz2")}
+    for path in written:
+        assert path.read_bytes() == (SAMPLES / path.name).read_bytes(), (
+            f"{SAMPLES / path.name} is stale: run python -m corpora.samples.build_wiki_samples"
+        )
+
+
+@pytest.mark.parametrize("lang", SAMPLE_LANGS)
+def test_sample_entities_reach_the_job_thresholds(lang):
+    from corpora.samples import build_wiki_samples
+
+    kept = build_wiki_samples.entities_over_threshold(lang)
+    assert len(kept) >= 3, kept
