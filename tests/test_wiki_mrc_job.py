@@ -229,3 +229,10 @@ def test_damaged_multistream_index_falls_back_to_one_sequential_read(tmp_path):
     assert [d["reason"] for d in dead_letters(tmp_path / "damaged") if d["stage"] == "read" and d["record_id"] == "index"] == [
         "bad_multistream_index"
     ]
+
+
+@pytest.mark.slow
+def test_same_bytes_with_worker_processes(tmp_path):
+    run_job(tmp_path / "one", "--direct_num_workers", "1")
+    run_job(tmp_path / "procs", "--direct_num_workers", "2", "--direct_running_mode", "multi_processing")
+    assert outputs(tmp_path / "one") == outputs(tmp_path / "procs")
