@@ -91,7 +91,7 @@ def validate(opts: WikiMrcOptions) -> list[DumpSpec]:
 
 
 class BuildMrcExamples(beam.PTransform):
-    """Pages -> (answerable rows, unanswerable rows, stats, dead letters)."""
+    """Pages -> (example rows, entity bundles, stats, dead letters); bundles feed the test split."""
 
     def __init__(self, opts: WikiMrcOptions):
         super().__init__()
@@ -120,7 +120,8 @@ class BuildMrcExamples(beam.PTransform):
                 SelectMentionsFn(o.seed, o.examples_per_entity, o.min_mentions_en, o.min_mentions)
             ).with_outputs("entities", STATS, main="mentions")
         )
-        texts = articles | "TextsByPage" >> beam.Map(lambda a: ((a.lang, a.page_id), a))
+        # The links were used above; only text, title and bold names travel to the text join.
+        texts = articles | "TextsByPage" >> beam.Map(lambda a: ((a.lang, a.page_id), a._replace(anchors=())))
         built = (
             {"article": texts, "entity": selected.entities, "selected": selected.mentions}
             | "JoinArticlesWithRequests" >> beam.CoGroupByKey()
