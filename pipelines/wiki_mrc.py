@@ -31,6 +31,7 @@ from pipelines.wiki_mrc_transforms import (
     ReadDumps,
     ResolveLinksFn,
     SelectMentionsFn,
+    StoredText,
     article_links,
     article_page_info,
     bucket_key,
@@ -120,8 +121,7 @@ class BuildMrcExamples(beam.PTransform):
                 SelectMentionsFn(o.seed, o.examples_per_entity, o.min_mentions_en, o.min_mentions)
             ).with_outputs("entities", STATS, main="mentions")
         )
-        # The links were used above; only text, title and bold names travel to the text join.
-        texts = articles | "TextsByPage" >> beam.Map(lambda a: ((a.lang, a.page_id), a._replace(anchors=())))
+        texts = articles | "TextsByPage" >> beam.Map(lambda a: ((a.lang, a.page_id), StoredText.of(a)))
         built = (
             {"article": texts, "entity": selected.entities, "selected": selected.mentions}
             | "JoinArticlesWithRequests" >> beam.CoGroupByKey()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+import zlib
 from collections import Counter
 from typing import NamedTuple
 
@@ -42,6 +43,24 @@ class Article(NamedTuple):
     anchors: tuple  # ((start, end, target), ...) char offsets into text
     bold_names: tuple
     is_disambiguation: bool
+
+
+class StoredText(NamedTuple):
+    """What the text join needs of an article; the text zlib-compressed (~3x smaller), because
+    every article crosses that shuffle while only definition and mention pages are read back."""
+
+    page_id: int
+    title: str
+    compressed_text: bytes
+    bold_names: tuple
+
+    @classmethod
+    def of(cls, article: Article) -> "StoredText":
+        return cls(article.page_id, article.title, zlib.compress(article.text.encode("utf-8"), 1), article.bold_names)
+
+    @property
+    def text(self) -> str:
+        return zlib.decompress(self.compressed_text).decode("utf-8")
 
 
 class PageInfo(NamedTuple):
@@ -298,16 +317,17 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
 
     def process(self, element):
         (lang, page_id), groups = element
-        articles = list(groups["article"])
-        if not articles:
-            return
+        articles, requests, mentions = list(groups["article"]), list(groups["entity"]), list(groups["selected"])
+        if not articles or not (requests or mentions):
+            return  # most articles neither define a kept entity nor hold a chosen mention
         article = articles[0]
+        text = article.text
         tokenizer = get_tokenizer(lang)
-        for request in groups["entity"]:
-            yield from self._query(lang, article, request, tokenizer)
-        for selected in groups["selected"]:
+        for request in requests:
+            yield from self._query(lang, article, text, request, tokenizer)
+        for selected in mentions:
             context = build_context(
-                tokenizer, article.text, selected.start, selected.end, self.context_words,
+                tokenizer, text, selected.start, selected.end, self.context_words,
                 keyed_rng(self.seed, "xi", lang, selected.entity, page_id, selected.anchor_index),
                 f"{page_id}:{selected.anchor_index}", selected.entity, page_id,
             )
@@ -316,14 +336,14 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
                 continue
             yield beam.pvalue.TaggedOutput("contexts", ((lang, selected.entity), context))
 
-    def _query(self, lang, article, request, tokenizer):
+    def _query(self, lang, article, text, request, tokenizer):
         forms = collect_surface_forms(
             tokenizer, request.title, article.bold_names, request.redirect_titles,
             request.anchor_texts, stop_words(lang), is_word_like,
         )
         # A few words past Q so that a name crossing the Q-th word is masked whole.
         longest = max((len(f) for f in forms.forms), default=1)
-        words = lead_words(tokenizer, article.text, self.query_words + longest)
+        words = lead_words(tokenizer, text, self.query_words + longest)
         if not words:
             self.tally("entities", "empty_definition", lang)
             yield dead_letter(lang, str(article.page_id), "query", "empty_definition", request.title)
