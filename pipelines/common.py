@@ -5,6 +5,7 @@ Output layout under --output: `data/` sharded Parquet in the contract schema, `s
 """
 from __future__ import annotations
 
+import argparse
 import collections
 import io
 import logging
@@ -45,10 +46,29 @@ def parse_lang_paths(values: list[str] | None, flag: str, known_langs) -> dict[s
             raise UsageError(f"{flag} {value!r}: expected LANG=PATH, e.g. {flag} en=enwiki-latest-pages-articles.xml.bz2")
         if lang not in known_langs:
             raise UsageError(f"{flag} {value!r}: unknown language {lang!r}; supported: {' '.join(sorted(known_langs))}")
-        if not FileSystems.exists(path):
+        try:
+            found = FileSystems.exists(path)
+        except ValueError:  # Beam has no filesystem for this scheme without its extra
+            scheme = path.split("://")[0]
+            raise UsageError(f"{flag} {value!r}: no filesystem for {scheme}:// paths; install it, e.g. pip install -e '.[gcp]' for gs://") from None
+        if not found:
             raise UsageError(f"{flag} {value!r}: file not found: {path}")
         by_lang.setdefault(lang, []).append(path)
     return by_lang
+
+
+def help_requested(argv: list[str], options_cls, description: str, prog: str) -> None:
+    """`--help` lists the job's own options; Beam's parser would print only its generic usage."""
+    if not ({"-h", "--help"} & set(argv)):
+        return
+    parser = argparse.ArgumentParser(
+        prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Every Beam pipeline option is accepted too: --runner, --direct_num_workers, "
+        "--direct_running_mode, and for Dataflow --project, --region, --temp_location, --sdk_container_image, ...",
+    )
+    options_cls._add_argparse_args(parser)
+    parser.print_help()
+    raise SystemExit(0)
 
 
 def make_pipeline(options: PipelineOptions) -> beam.Pipeline:

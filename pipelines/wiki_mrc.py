@@ -1,4 +1,4 @@
-"""wiki_mrc: Wikipedia dumps -> mPMR MRC triples (query, context, answers) in Parquet.
+r"""wiki_mrc: Wikipedia dumps -> mPMR MRC triples (query, context, answers) in Parquet.
 
     python -m pipelines.wiki_mrc --runner DirectRunner                      # bundled sample
     python -m pipelines.wiki_mrc --dump en=enwiki-latest-pages-articles-multistream.xml.bz2 \
@@ -180,6 +180,7 @@ def build(p: beam.Pipeline, opts: WikiMrcOptions, specs: list[DumpSpec]) -> None
 
 def run(argv=None) -> pa.Table:
     argv = list(sys.argv[1:] if argv is None else argv)
+    common.help_requested(argv, WikiMrcOptions, __doc__, "python -m pipelines.wiki_mrc")
     verbose = "--verbose" in argv
     logging.getLogger().setLevel(logging.INFO if verbose else logging.WARNING)
     common.show_progress()

@@ -59,6 +59,7 @@ def test_lang_path_errors_are_one_line(tmp_path):
         ("en", "expected LANG=PATH"),
         (f"xx={dump}", "unknown language 'xx'"),
         (f"en={tmp_path}/missing.xml", "file not found"),
+        ("en=nosuchscheme://bucket/x.xml", "no filesystem for nosuchscheme://"),
     ]:
         with pytest.raises(SystemExit, match=message) as err:
             common.parse_lang_paths([bad], "--dump", {"en"})

@@ -236,3 +236,12 @@ def test_same_bytes_with_worker_processes(tmp_path):
     run_job(tmp_path / "one", "--direct_num_workers", "1")
     run_job(tmp_path / "procs", "--direct_num_workers", "2", "--direct_running_mode", "multi_processing")
     assert outputs(tmp_path / "one") == outputs(tmp_path / "procs")
+
+
+def test_help_lists_the_job_options(capsys):
+    with pytest.raises(SystemExit) as done:
+        wiki_mrc.run(["--help"])
+    assert done.value.code == 0
+    printed = capsys.readouterr().out
+    for flag in ("--dump", "--output", "--seed", "--query_words", "--context_words", "--min_mentions_en", "--test_entities"):
+        assert flag in printed
