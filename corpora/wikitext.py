@@ -272,6 +272,10 @@ def _append_after_cut(pieces: list[str], piece: str) -> None:
     author wrote that way and cost a full scan each."""
     if not piece:
         return
+    if pieces and pieces[-1][-1:] == "'" and piece[0] == "'":
+        # "''{{transl|ar|..}}''" is two italic toggles around a template; joined, the quotes would
+        # read as one run of four (apostrophe + bold) and shift every bold run after it.
+        piece = _NOWIKI_EDGE + piece
     if pieces:
         prev = pieces[-1]
         last = prev[-1:]

@@ -505,3 +505,13 @@ def test_real_text_covers_wikiextractor_words(real):
         theirs_total += sum(theirs.values())
         shared += sum((theirs & ours).values())
     assert shared >= 0.9 * theirs_total, f"{shared}/{theirs_total}"
+
+
+def test_quotes_around_a_dropped_template_stay_separate_toggles():
+    # The real lead of "Algeria": an italic template between bold names.
+    text = ("'''Algeria''' ({{lang-ar|الجزائر}} ''{{transl|ar|al-Jazā'ir}}''; {{lang-ber|x}} ''Dzayer''), "
+            "officially '''People's Democratic Republic of Algeria''', is a [[sovereign state]].")
+    page = parse_wikitext(text, "en")
+    assert page.bold_names == ("Algeria", "People's Democratic Republic of Algeria")
+    assert "'" not in page.text.replace("People's", "")
+    assert page.text.startswith("Algeria (; Dzayer), officially People's Democratic Republic of Algeria, is a sovereign state.")
