@@ -137,9 +137,16 @@ def test_paper_thresholds_keep_the_frequent_entities(tmp_path):
 
 
 def test_bundled_sample_runs_every_tokeniser_family_and_reports_bad_pages(tmp_path, capsys):
-    stats = run_job(tmp_path)
+    stats = run_job(tmp_path, "--verbose")
     printed = capsys.readouterr().out
     assert "entities" in printed and "pages/read" in printed
+    # Beam counters (what a Dataflow user watches) agree with the exact stats table.
+    counters = printed.split("counters:\n")[1].split("\n\n")[0]
+    counted = {line.split()[0]: int(line.split()[1].replace(",", "")) for line in counters.splitlines() if line.strip()}
+    totals = collections.Counter()
+    for (_, metric), value in stats.items():
+        totals[metric] += value
+    assert counted == dict(totals)
     data = rows(tmp_path)
     langs = collections.Counter(r["lang"] for r in data)
     assert set(langs) == {"en", "zh", "th", "ar", "hi"}, langs
