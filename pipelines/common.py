@@ -10,6 +10,8 @@ import collections
 import io
 import logging
 import sys
+import time
+from types import SimpleNamespace
 
 import apache_beam as beam
 import pyarrow as pa
@@ -57,7 +59,33 @@ def parse_lang_paths(values: list[str] | None, flag: str, known_langs) -> dict[s
     return by_lang
 
 
-def help_requested(argv: list[str], options_cls, description: str, prog: str) -> None:
+class JobOptions(PipelineOptions):
+    """The flags every job shares (DESIGN.md §6), defined once.
+
+    Beam parses every PipelineOptions subclass of a process into one parser, so two jobs that both
+    defined --output could not be imported together.
+    """
+
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        parser.add_argument("--output", default=None, help="output prefix, local or cloud (default ./output/<job>)")
+        parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default %(default)s)")
+        parser.add_argument("--num_shards", type=int, default=4,
+                            help="Parquet shards per split; ~1 per 100 MB of output (default %(default)s)")
+        parser.add_argument("--verbose", action="store_true", help="log Beam's own progress and print every counter")
+
+
+def job_options(options: PipelineOptions, options_cls, job: str) -> SimpleNamespace:
+    """The shared and the job's own flags in one namespace."""
+    values = {
+        **options.view_as(JobOptions).get_all_options(current_only=True),
+        **options.view_as(options_cls).get_all_options(current_only=True),
+    }
+    values["output"] = values["output"] or f"./output/{job}"
+    return SimpleNamespace(**values)
+
+
+def help_requested(argv: list[str], options_classes, description: str, prog: str) -> None:
     """`--help` lists the job's own options; Beam's parser would print only its generic usage."""
     if not ({"-h", "--help"} & set(argv)):
         return
@@ -66,9 +94,56 @@ def help_requested(argv: list[str], options_cls, description: str, prog: str) ->
         epilog="Every Beam pipeline option is accepted too: --runner, --direct_num_workers, "
         "--direct_running_mode, and for Dataflow --project, --region, --temp_location, --sdk_container_image, ...",
     )
-    options_cls._add_argparse_args(parser)
+    for options_cls in options_classes:
+        options_cls._add_argparse_args(parser)
     parser.print_help()
     raise SystemExit(0)
+
+
+def run_job(argv, job: str, options_cls, description: str, plan, build, summarise) -> pa.Table:
+    """The life of every job: parse, validate (`plan` -> inputs and a headline), run, summarise.
+
+    `build(pipeline, opts, inputs)` composes the job; `summarise(stats_table, seconds)` prints it.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    help_requested(argv, [options_cls, JobOptions], description, f"python -m pipelines.{job}")
+    options = PipelineOptions(argv)
+    opts = job_options(options, options_cls, job)
+    logging.getLogger().setLevel(logging.INFO if opts.verbose else logging.WARNING)
+    show_progress()
+    if opts.num_shards < 1:
+        raise UsageError(f"--num_shards must be at least 1, got {opts.num_shards}")
+    inputs, headline = plan(opts)
+    clear_job_outputs(opts.output, ["data", "dead_letter", "stats.parquet"])
+    print(f"{job}: {headline} -> {opts.output}", flush=True)
+    started = time.time()
+    p = make_pipeline(options)
+    build(p, opts, inputs)
+    result = p.run()
+    result.wait_until_finish()
+    if opts.verbose:
+        print_counters(result)
+    stats = read_stats(opts.output)
+    summarise(stats, time.time() - started)
+    return stats
+
+
+def stats_by_lang(stats: pa.Table) -> dict[str, dict[str, int]]:
+    values: dict[str, dict[str, int]] = {}
+    for row in stats.to_pylist():
+        values.setdefault(row["lang"], {})[row["metric"]] = row["value"]
+    return values
+
+
+def print_count_table(values: dict[str, dict[str, int]], stream=None) -> None:
+    """Every counted metric, a column per language (pair): what accounts for each input record."""
+    stream = stream or sys.stdout
+    langs = sorted(values)
+    metrics = sorted({m for v in values.values() for m in v})
+    width = max([len(m) for m in metrics] + [24]) + 2
+    print(f"\n{'count':<{width}}" + "".join(f"{lang:>9}" for lang in langs), file=stream)
+    for metric in metrics:
+        print(f"{metric:<{width}}" + "".join(f"{values[lang].get(metric, 0):>9,}" for lang in langs), file=stream)
 
 
 def make_pipeline(options: PipelineOptions) -> beam.Pipeline:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import sys
-import time
 from importlib import resources
 
 import apache_beam as beam
@@ -57,8 +56,6 @@ class WikiMrcOptions(PipelineOptions):
             help="a pages-articles dump (.xml, .xml.bz2, or multistream .xml.bz2 with its -index.txt.bz2 beside it); "
             "repeatable; any Beam filesystem path. Without any, the bundled sample (en, zh, th, ar, hi) is used.",
         )
-        parser.add_argument("--output", default=f"./output/{JOB}", help="output prefix, local or cloud (default %(default)s)")
-        parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default %(default)s)")
         parser.add_argument("--query_words", type=int, default=50, help="Q: words of the definition article in the query (paper: 50)")
         parser.add_argument("--context_words", type=int, default=200, help="C: words of context around a mention (paper: 200)")
         parser.add_argument("--examples_per_entity", type=int, default=10,
@@ -67,19 +64,17 @@ class WikiMrcOptions(PipelineOptions):
         parser.add_argument("--min_mentions", type=int, default=5, help="drop other languages' entities with fewer mentions (paper: 5)")
         parser.add_argument("--test_entities", type=int, default=0,
                             help="entities per language held out to an entity-disjoint test split (paper: 1000; default none)")
-        parser.add_argument("--num_shards", type=int, default=4,
-                            help="Parquet shards per split; use ~1 per 100 MB of output (English: ~400)")
         parser.add_argument("--streams_per_range", type=int, default=20,
                             help="multistream bz2 streams (~100 pages each) read by one worker task")
         parser.add_argument("--max_page_bytes", type=int, default=20_000_000,
                             help="pages larger than this go to the dead letter (the largest real articles are ~2 MB)")
-        parser.add_argument("--verbose", action="store_true", help="log Beam's own progress and print every counter")
         parser.add_argument("--entities_per_bucket", type=int, default=64,
                             help="entities that exchange contexts for unanswerable examples")
 
 
-def validate(opts: WikiMrcOptions) -> list[DumpSpec]:
-    for name in ("query_words", "context_words", "examples_per_entity", "num_shards", "streams_per_range", "entities_per_bucket"):
+def plan(opts) -> tuple[list[DumpSpec], str]:
+    """Validate the options (one-line errors) and list the dumps to read."""
+    for name in ("query_words", "context_words", "examples_per_entity", "streams_per_range", "entities_per_bucket"):
         if getattr(opts, name) < 1:
             raise common.UsageError(f"--{name} must be at least 1, got {getattr(opts, name)}")
     if opts.dump:
@@ -88,13 +83,14 @@ def validate(opts: WikiMrcOptions) -> list[DumpSpec]:
         sample_dir = resources.files("corpora") / "samples" / "wiki"
         by_lang = {lang: [str(sample_dir / name)] for lang, name in SAMPLE_DUMPS.items()}
         logging.info("no --dump given: using the bundled sample dumps in %s", sample_dir)
-    return [DumpSpec(lang, path, multistream_index_for(path)) for lang, paths in sorted(by_lang.items()) for path in paths]
+    specs = [DumpSpec(lang, path, multistream_index_for(path)) for lang, paths in sorted(by_lang.items()) for path in paths]
+    return specs, f"{len(specs)} dump(s) in {', '.join(sorted(by_lang))}"
 
 
 class BuildMrcExamples(beam.PTransform):
     """Pages -> (example rows, entity bundles, stats, dead letters); bundles feed the test split."""
 
-    def __init__(self, opts: WikiMrcOptions):
+    def __init__(self, opts):
         super().__init__()
         self.opts = opts
 
@@ -154,7 +150,7 @@ class BuildMrcExamples(beam.PTransform):
         return rows, bundles, stats, dead
 
 
-def build(p: beam.Pipeline, opts: WikiMrcOptions, specs: list[DumpSpec]) -> None:
+def build(p: beam.Pipeline, opts, specs: list[DumpSpec]) -> None:
     """The whole job on pipeline `p`: read, build examples, write data, stats and dead letters."""
     out = opts.output
     read = p | "ReadDumps" >> ReadDumps(specs, opts.streams_per_range, opts.max_page_bytes)
@@ -179,26 +175,7 @@ def build(p: beam.Pipeline, opts: WikiMrcOptions, specs: list[DumpSpec]) -> None
 
 
 def run(argv=None) -> pa.Table:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    common.help_requested(argv, WikiMrcOptions, __doc__, "python -m pipelines.wiki_mrc")
-    verbose = "--verbose" in argv
-    logging.getLogger().setLevel(logging.INFO if verbose else logging.WARNING)
-    common.show_progress()
-    options = PipelineOptions(argv)
-    opts = options.view_as(WikiMrcOptions)
-    specs = validate(opts)
-    common.clear_job_outputs(opts.output, ["data", "dead_letter", "stats.parquet"])
-    print(f"wiki_mrc: {len(specs)} dump(s) in {', '.join(sorted({s.lang for s in specs}))} -> {opts.output}", flush=True)
-    started = time.time()
-    p = common.make_pipeline(options)
-    build(p, opts, specs)
-    result = p.run()
-    result.wait_until_finish()
-    if verbose:
-        common.print_counters(result)
-    stats_table = common.read_stats(opts.output)
-    print_summary(stats_table, time.time() - started)
-    return stats_table
+    return common.run_job(argv, JOB, WikiMrcOptions, __doc__, plan, build, print_summary)
 
 
 TABLE4_METRICS = ("entities/with_examples", "examples/answerable", "examples/unanswerable")
@@ -207,9 +184,7 @@ TABLE4_METRICS = ("entities/with_examples", "examples/answerable", "examples/una
 def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
     """The paper's Table 4 per language, then every count, so that each page is accounted for."""
     stream = stream or sys.stdout
-    values: dict[str, dict[str, int]] = {}
-    for row in stats.to_pylist():
-        values.setdefault(row["lang"], {})[row["metric"]] = row["value"]
+    values = common.stats_by_lang(stats)
     print(f"\n{'lang':<6}{'entities':>10}{'answerable':>12}{'unanswerable':>14}{'examples':>10}", file=stream)
     totals = [0, 0, 0]
     for lang in sorted(values):
@@ -217,11 +192,7 @@ def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
         totals = [totals[0] + e, totals[1] + a, totals[2] + u]
         print(f"{lang:<6}{e:>10,}{a:>12,}{u:>14,}{a + u:>10,}", file=stream)
     print(f"{'total':<6}{totals[0]:>10,}{totals[1]:>12,}{totals[2]:>14,}{totals[1] + totals[2]:>10,}", file=stream)
-    metrics = sorted({m for v in values.values() for m in v})
-    langs = sorted(values)
-    print(f"\n{'count':<40}" + "".join(f"{lang:>9}" for lang in langs), file=stream)
-    for metric in metrics:
-        print(f"{metric:<40}" + "".join(f"{values[lang].get(metric, 0):>9,}" for lang in langs), file=stream)
+    common.print_count_table(values, stream)
     print(f"\ndone in {seconds:.1f}s", file=stream)
 
 
