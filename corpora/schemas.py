@@ -38,6 +38,28 @@ MRC_SCHEMA = _with_version(
     1,
 )
 
+# One CLISM pair (CLISM paper §3.1, DESIGN.md §2): English source words with informative NER spans
+# and the target words of the aligned span of each. All four offsets are word indices, both
+# inclusive: src_start..src_end into src_words, tgt_start..tgt_end into tgt_words.
+CLISM_SPAN = pa.struct(
+    [("src_start", pa.int32()), ("src_end", pa.int32()), ("tgt_start", pa.int32()), ("tgt_end", pa.int32()),
+     ("label", pa.string())]
+)
+CLISM_SCHEMA = _with_version(
+    pa.schema(
+        [
+            ("id", pa.string()),
+            ("src_lang", pa.string()),
+            ("tgt_lang", pa.string()),
+            ("src_words", pa.list_(pa.string())),
+            ("tgt_words", pa.list_(pa.string())),
+            ("spans", pa.list_(CLISM_SPAN)),
+        ]
+    ),
+    "clism",
+    1,
+)
+
 # DESIGN.md §6: every job's rejects, one row per rejected record, with enough to find it again.
 DEAD_LETTER_SCHEMA = _with_version(
     pa.schema(
@@ -60,7 +82,7 @@ STATS_SCHEMA = _with_version(
     1,
 )
 
-SCHEMAS = {"mrc": MRC_SCHEMA, "dead_letter": DEAD_LETTER_SCHEMA, "stats": STATS_SCHEMA}
+SCHEMAS = {"mrc": MRC_SCHEMA, "clism": CLISM_SCHEMA, "dead_letter": DEAD_LETTER_SCHEMA, "stats": STATS_SCHEMA}
 
 
 class SchemaMismatch(ValueError):

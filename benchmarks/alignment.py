@@ -1,0 +1,152 @@
+"""Alignment quality against hand-made gold alignments: AER, precision, recall, span projection.
+
+    python benchmarks/alignment.py --pairs ../shared/data/alignment-gold/enfr.src-tgt \
+        --gold ../shared/data/alignment-gold/enfr.gold [--aligner eflomal|simalign] [--extra_text FILE ...]
+    python benchmarks/alignment.py --pairs .../roen.src-tgt --gold .../roen.gold --english second
+
+Files as in ../shared/data/alignment-gold: `src ||| tgt` tokenised by spaces, and gold links `i-j`
+(sure) or `ipj` (possible), 1-based. AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|) with S ⊆ P (Och & Ney
+2003); precision = |A∩P| / |A|, recall = |A∩S| / |S|.
+
+Span projection, the number clism_pairs depends on: spaCy NER on the English side, the informative
+spans of the job, each projected through the aligner's links (min..max, --max_gap) and through the
+gold sure links (min..max, no gap limit). exact = exact matches / spans the gold links project (a
+span the aligner rejects counts as a miss); exact_of_emitted = exact matches / spans the job would
+emit, i.e. the precision of the spans in the output.
+
+The statistical aligner learns from the gold sentences plus --extra_text (more parallel text in the
+same format and column order); only the gold sentences are scored. The last line printed is
+`AER=0.xxx precision=0.xxx recall=0.xxx`.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from corpora.aligners import SIMALIGN_METHODS, SYMMETRISATIONS, EflomalAligner, project_span  # noqa: E402
+
+
+def read_pairs(path: str) -> list[tuple[list[str], list[str]]]:
+    pairs = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            src, sep, tgt = line.rstrip("\n").partition("|||")
+            if not sep:
+                sys.exit(f"{path}:{number}: expected `source ||| target`")
+            pairs.append((src.split(), tgt.split()))
+    return pairs
+
+
+def read_gold(path: str) -> list[tuple[set, set]]:
+    """Per line: (sure links, possible links), 0-based, possible including sure."""
+    gold = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            sure, possible = set(), set()
+            for token in line.split():
+                kind = "p" if "p" in token else "-"
+                i, j = token.split(kind)
+                link = (int(i) - 1, int(j) - 1)
+                possible.add(link)
+                if kind == "-":
+                    sure.add(link)
+            gold.append((sure, possible))
+    return gold
+
+
+def score(predicted, gold) -> dict[str, float]:
+    a = sum(len(p) for p in predicted)
+    s = sum(len(g[0]) for g in gold)
+    a_s = sum(len(p & g[0]) for p, g in zip(predicted, gold))
+    a_p = sum(len(p & g[1]) for p, g in zip(predicted, gold))
+    return {"aer": 1 - (a_s + a_p) / (a + s), "precision": a_p / a if a else 0.0, "recall": a_s / s}
+
+
+def span_projection(pairs, predicted, gold, english: str, max_gap: int, spacy_model: str) -> dict[str, float]:
+    from corpora.ner_spans import informative_spans, load_ner_pipeline
+    from corpora.words import stop_words
+    from spacy.tokens import Doc
+
+    nlp = load_ner_pipeline(spacy_model)
+    en_stop = stop_words("en")
+    flip = english == "second"
+    english_words = [(t if flip else s) for s, t in pairs]
+    docs = nlp.pipe([Doc(nlp.vocab, words=w) for w in english_words], batch_size=256)
+    spans = exact = rejected = 0
+    for words, doc, links, (sure, _) in zip(english_words, docs, predicted, gold):
+        if flip:  # make English the source of both alignments
+            links = {(j, i) for i, j in links}
+            sure = {(j, i) for i, j in sure}
+        kept, _ = informative_spans(words, [(e.start, e.end, e.label_) for e in doc.ents], en_stop)
+        for span in kept:
+            reference = project_span(sure, span.start, span.end, max_gap=10_000)
+            if isinstance(reference, str):
+                continue
+            spans += 1
+            mine = project_span(links, span.start, span.end, max_gap)
+            rejected += isinstance(mine, str)
+            exact += mine == reference
+    emitted = spans - rejected
+    return {"spans": spans, "exact": exact / spans if spans else 0.0, "rejected": rejected / spans if spans else 0.0,
+            "exact_of_emitted": exact / emitted if emitted else 0.0}
+
+
+def main(argv=None) -> dict[str, float]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", required=True, help="gold sentences, `src ||| tgt`, tokenised")
+    parser.add_argument("--gold", required=True, help="gold links, 1-based i-j / ipj")
+    parser.add_argument("--aligner", choices=("eflomal", "simalign"), default="eflomal")
+    parser.add_argument("--extra_text", nargs="*", default=[], help="more parallel text for eflomal to learn from")
+    parser.add_argument("--symmetrisation", choices=SYMMETRISATIONS, default="grow-diag-final-and")
+    parser.add_argument("--prefix_len", type=int, default=0, help="eflomal: compare words by this many first characters")
+    parser.add_argument("--identity_prior", type=float, default=1.0, help="eflomal: prior linking identical words (0 = none)")
+    parser.add_argument("--aligner_model", default="bert-base-multilingual-cased")
+    parser.add_argument("--aligner_method", choices=sorted(SIMALIGN_METHODS), default="itermax")
+    parser.add_argument("--aligner_layer", type=int, default=None)
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--english", choices=("first", "second"), default="first",
+                        help="which column is English, for span projection (roen: second)")
+    parser.add_argument("--max_gap", type=int, default=2, help="as clism_pairs --max_gap")
+    parser.add_argument("--spacy_model", default="en_core_web_sm")
+    parser.add_argument("--no_spans", action="store_true", help="skip the span-projection measure")
+    args = parser.parse_args(argv)
+
+    pairs, gold = read_pairs(args.pairs), read_gold(args.gold)
+    if len(pairs) != len(gold):
+        sys.exit(f"--pairs has {len(pairs)} lines, --gold has {len(gold)}")
+    extra = [p for path in args.extra_text for p in read_pairs(path)]
+    started = time.time()
+    if args.aligner == "eflomal":
+        from corpora.words import stop_words
+
+        aligner = EflomalAligner(args.symmetrisation, prefix_len=args.prefix_len, identity_prior=args.identity_prior,
+                                 prior_stop_words=stop_words("en"))
+        predicted = aligner.align(pairs + extra)[: len(pairs)]
+        setting = f"eflomal {args.symmetrisation} prefix_len={args.prefix_len} identity_prior={args.identity_prior} trained on {len(pairs) + len(extra)} pairs"
+    else:
+        from corpora.aligners import SimAlignAligner
+
+        aligner = SimAlignAligner(args.aligner_model, args.aligner_method, args.aligner_layer)
+        predicted = []
+        for k in range(0, len(pairs), args.batch_size):
+            predicted += aligner.align(pairs[k:k + args.batch_size])
+        setting = f"simalign {args.aligner_method} {args.aligner_model} layer {aligner.layer} on {aligner.device}"
+    seconds = time.time() - started
+    result = score(predicted, gold)
+    print(f"{Path(args.pairs).name}: {setting}; {len(pairs)} pairs scored in {seconds:.1f}s "
+          f"({len(pairs) / seconds:.0f} pairs/s)")
+    if not args.no_spans:
+        spans = span_projection(pairs, predicted, gold, args.english, args.max_gap, args.spacy_model)
+        result.update({f"span_{k}": v for k, v in spans.items()})
+        print(f"span projection: {spans['spans']} gold-projectable NER spans, exact={spans['exact']:.3f} "
+              f"rejected={spans['rejected']:.3f} exact_of_emitted={spans['exact_of_emitted']:.3f} (max_gap={args.max_gap})")
+    print(f"AER={result['aer']:.3f} precision={result['precision']:.3f} recall={result['recall']:.3f}")
+    return result
+
+
+if __name__ == "__main__":
+    main()

