@@ -318,8 +318,9 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
     def process(self, element):
         (lang, page_id), groups = element
         articles, requests, mentions = list(groups["article"]), list(groups["entity"]), list(groups["selected"])
+        # Most articles neither define a kept entity nor hold a chosen mention.
         if not articles or not (requests or mentions):
-            return  # most articles neither define a kept entity nor hold a chosen mention
+            return
         article = articles[0]
         text = article.text
         tokenizer = get_tokenizer(lang)
