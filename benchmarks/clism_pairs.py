@@ -1,13 +1,14 @@
 """Throughput of clism_pairs with the statistical aligner: pairs per second per core.
 
-    python benchmarks/clism_pairs.py [--repeat 50] [--langs fr,vi]
+    python benchmarks/clism_pairs.py [--repeat 50] [--langs fr,vi] [--aligner fast_align|eflomal]
 
 The bundled sample is repeated (`--repeat` copies of each language pair's 42 lines, so the job
 sees N distinct line ids) and the same input is measured three ways in one run:
 
-* job        the whole Beam job (DirectRunner, one worker): read, NER, eflomal, projection, Parquet;
+* job        the whole Beam job (DirectRunner, one worker): read, NER, alignment, projection, Parquet;
 * ner        spaCy NER (the job's pipeline, nlp.pipe) plus target tokenisation, no Beam;
-* alignment  eflomal over the same tokenised pairs, no Beam.
+* alignment  the statistical aligner (--aligner, default fast_align as the job) over the same
+             tokenised pairs, no Beam.
 
 "Per core" divides by CPU seconds (user + system, this process and its children: eflomal runs as
 a child process and may use several threads), not wall time, so that the figure does not depend on
@@ -28,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from corpora import parallel  # noqa: E402
-from corpora.aligners import EflomalAligner  # noqa: E402
+from corpora.aligners import make_aligner  # noqa: E402
 from corpora.ner_spans import load_ner_pipeline  # noqa: E402
 from corpora.words import get_tokenizer, stop_words  # noqa: E402
 from pipelines import clism_pairs  # noqa: E402
@@ -66,6 +67,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=50, help="copies of the sample (default %(default)s)")
     parser.add_argument("--langs", default="fr,vi,ar,hi")
+    parser.add_argument("--aligner", choices=("fast_align", "eflomal"), default="fast_align")
     args = parser.parse_args(argv)
     langs = args.langs.split(",")
 
@@ -92,9 +94,10 @@ def main(argv=None) -> None:
                 tokenised[lang] = list(zip(src, tgt))
         with Clock() as align:
             for lang in langs:
-                EflomalAligner(prior_stop_words=stop_words("en")).align(tokenised[lang])  # as the job
+                make_aligner(args.aligner, prior_stop_words=stop_words("en")).align(tokenised[lang])  # as the job
         with Clock() as job:
-            stats = clism_pairs.run(["--runner", "DirectRunner", "--output", os.path.join(tmp, "out"), *specs])
+            stats = clism_pairs.run(["--runner", "DirectRunner", "--output", os.path.join(tmp, "out"),
+                                     "--aligner", args.aligner, *specs])
         kept = sum(r["value"] for r in stats.to_pylist() if r["metric"] == "pairs/kept")
 
     print(f"\n{'stage':<12}{'wall s':>9}{'cpu s':>9}{'pairs/s':>10}{'pairs/s/core':>14}")

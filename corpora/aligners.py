@@ -1,7 +1,11 @@
 """Word aligners behind one interface, and span projection through an alignment.
 
-Two aligners, as DESIGN.md §2 asks for clism_pairs:
+Three aligners, two of the kinds DESIGN.md §2 asks for clism_pairs:
 
+* `FastAlignAligner` — statistical, deterministic (Dyer et al. 2013: IBM Model 2 with a diagonal-
+  favouring prior, fitted by EM; `corpora/fast_align.py`, numpy). Learns from the corpus it is given,
+  like eflomal, and gives the same links for the same input bit for bit, so the job's output is
+  reproducible; weaker than eflomal on small corpora (see docs/clism_pairs.md).
 * `EflomalAligner` — statistical (Östling & Tiedemann 2016, a Bayesian HMM+fertility model fitted
   by Gibbs sampling). It needs no weights: it learns from the corpus it is given, so it must be given
   many pairs at once (a whole language pair, or a shard of it), never one sentence. It aligns in both
@@ -99,6 +103,31 @@ class WordAligner:
 
     def align(self, pairs: Sequence[WordPair]) -> list[Alignment]:
         raise NotImplementedError
+
+
+class FastAlignAligner(WordAligner):
+    """fast_align's model (numpy, `corpora.fast_align`) over the whole corpus given, both directions,
+    symmetrised. No randomness: the same pairs in the same order give the same alignments."""
+
+    name = "fast_align"
+    learns_from_corpus = True
+
+    def __init__(self, symmetrisation: str = "grow-diag-final-and", iterations: int = 5, tension: float = 4.0,
+                 p0: float = 0.08, alpha: float = 0.01, identity_prior: float = 1.0,
+                 prior_stop_words: frozenset[str] = frozenset(), prefix_len: int = 0):
+        if symmetrisation not in SYMMETRISATIONS:
+            raise ValueError(f"unknown symmetrisation {symmetrisation!r}: one of {', '.join(SYMMETRISATIONS)}")
+        self.symmetrisation = symmetrisation
+        self.options = {"iterations": iterations, "tension": tension, "p0": p0, "alpha": alpha,
+                        "identity_prior": identity_prior, "prior_stop_words": prior_stop_words, "prefix_len": prefix_len}
+
+    def align(self, pairs: Sequence[WordPair]) -> list[Alignment]:
+        from corpora.fast_align import align_both
+
+        if not pairs:
+            return []
+        forward, reverse = align_both(pairs, **self.options)
+        return [symmetrise(f, r, self.symmetrisation) for f, r in zip(forward, reverse)]
 
 
 class EflomalAligner(WordAligner):
@@ -248,12 +277,14 @@ class SimAlignAligner(WordAligner):
 
 
 def make_aligner(name: str, **options) -> WordAligner:
+    if name == "fast_align":
+        return FastAlignAligner(**{k: v for k, v in options.items() if k in ("symmetrisation", "iterations", "tension", "p0", "alpha", "identity_prior", "prior_stop_words", "prefix_len")})
     if name == "eflomal":
         return EflomalAligner(**{k: v for k, v in options.items() if k in ("symmetrisation", "n_samplers", "prefix_len", "identity_prior", "prior_stop_words")})
     if name == "simalign":
         return SimAlignAligner(options["model"], options.get("method", "itermax"), options.get("layer"),
                                options.get("device"))
-    raise ValueError(f"unknown aligner {name!r}: eflomal or simalign")
+    raise ValueError(f"unknown aligner {name!r}: fast_align, eflomal or simalign")
 
 
 # ───────────────────────────── span projection ─────────────────────────────

@@ -2,9 +2,9 @@
 
   PairSource ─► ReadPairs ─► ParallelPair ─► Batch ─► TagEntities (spaCy NER once per worker,
   nlp.pipe per batch; target words) ─► TaggedPair (spans may be empty)
-     ├─ eflomal:  key [lang pair, shard] ─► GroupByKey ─► AlignCorpus (one model per group,
-     │            trained on every pair of the group, spanless pairs included: more data, better
-     │            alignments) ─► ProjectSpans
+     ├─ fast_align, eflomal: key [lang pair, shard] ─► GroupByKey ─► AlignCorpus (one model per
+     │            group, trained on every pair of the group, spanless pairs included: more data,
+     │            better alignments) ─► ProjectSpans
      └─ simalign: pairs with spans ─► Batch ─► AlignBatch (model once per worker) ─► ProjectSpans
   ─► rows (clism schema), stats, dead letters
 """
@@ -18,7 +18,7 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
 from corpora import parallel
-from corpora.aligners import EflomalAligner, SimAlignAligner, project_span
+from corpora.aligners import EflomalAligner, FastAlignAligner, SimAlignAligner, project_span
 from corpora.ner_spans import Span, informative_spans, load_ner_pipeline
 from corpora.seeding import stable_hash
 from corpora.words import get_tokenizer, stop_words
@@ -131,7 +131,7 @@ class TagEntitiesFn(TallyingDoFn):
                 self.tally("span", reason, lang, n)
             self.tally("ner", "informative_spans", lang, len(spans))
             if not spans:
-                # Dropped from the output but still aligned by eflomal: every pair is training data.
+                # Dropped from the output but still aligned by fast_align/eflomal: every pair is training data.
                 self.tally("pairs", "no_span", lang)
             yield TaggedPair(pair.pair_id, pair.tgt_lang, tuple(src), tuple(tgt), tuple(spans))
 
@@ -178,22 +178,28 @@ class _ProjectingDoFn(TallyingDoFn):
 
 
 class AlignCorpusFn(_ProjectingDoFn):
-    """(key, pairs) -> rows: one eflomal model fitted on every pair of the group."""
+    """(key, pairs) -> rows: one statistical model (fast_align or eflomal) fitted on every pair of the group."""
 
     def __init__(self, max_gap: int, symmetrisation: str, prefix_len: int = 0, n_samplers: int = 3,
-                 identity_prior: float = 1.0):
+                 identity_prior: float = 1.0, aligner: str = "fast_align"):
         super().__init__(max_gap)
+        self.aligner = aligner
         self.symmetrisation, self.prefix_len, self.n_samplers = symmetrisation, prefix_len, n_samplers
         self.identity_prior = identity_prior
 
     def process(self, element):
         (tgt_lang, shard), pairs = element
-        # Beam gives the group in any order; eflomal's model does not depend on it much, but a
-        # fixed order makes reruns as alike as its unseeded sampler allows.
+        # Beam gives the group in any order. fast_align's EM sums its counts in input order, so
+        # a fixed order is what makes its output the same bytes on every run and worker layout;
+        # for eflomal it makes reruns as alike as its unseeded sampler allows.
         pairs = sorted(pairs, key=lambda p: p.pair_id)
-        PROGRESS.info("eflomal: aligning %d pairs of en-%s (shard %d)", len(pairs), tgt_lang, shard)
-        aligner = EflomalAligner(self.symmetrisation, self.n_samplers, prefix_len=self.prefix_len,
-                                 identity_prior=self.identity_prior, prior_stop_words=stop_words("en"))
+        PROGRESS.info("%s: aligning %d pairs of en-%s (shard %d)", self.aligner, len(pairs), tgt_lang, shard)
+        if self.aligner == "fast_align":
+            aligner = FastAlignAligner(self.symmetrisation, identity_prior=self.identity_prior,
+                                       prior_stop_words=stop_words("en"))
+        else:
+            aligner = EflomalAligner(self.symmetrisation, self.n_samplers, prefix_len=self.prefix_len,
+                                     identity_prior=self.identity_prior, prior_stop_words=stop_words("en"))
         alignments = aligner.align([(p.src_words, p.tgt_words) for p in pairs])
         self.tally("align", "pairs", pair_key(tgt_lang), len(pairs))
         for pair, alignment in zip(pairs, alignments):
@@ -234,16 +240,16 @@ class BuildClismPairs(beam.PTransform):
                 TagEntitiesFn(o.spacy_model, o.pretokenized, o.max_words, o.max_span_words, labels)
             ).with_outputs(STATS, DEAD_LETTER, main="pairs")
         )
-        if o.aligner == "eflomal":
+        if o.aligner in ("fast_align", "eflomal"):
             shards = o.align_shards
             aligned = (
                 tagged.pairs
                 | "KeyByLangPairShard" >> beam.Map(
                     lambda p, seed: ((p.tgt_lang, stable_hash(seed, p.pair_id) % shards), p), o.seed)
-                | "GroupForEflomal" >> beam.GroupByKey()
+                | "GroupForEflomal" >> beam.GroupByKey()  # step name kept: Dataflow update compatibility
                 | "AlignCorpus" >> beam.ParDo(
                     AlignCorpusFn(o.max_gap, o.symmetrisation, o.eflomal_prefix_len, o.eflomal_samplers,
-                                  o.identity_prior)
+                                  o.identity_prior, o.aligner)
                 ).with_outputs(STATS, main="rows")
             )
         else:

@@ -17,8 +17,9 @@ from pipelines import clism_pairs
 
 pytestmark = [
     pytest.mark.skipif(not ner_pipeline_available("en_core_web_sm"), reason="en_core_web_sm not installed"),
-    pytest.mark.skipif(__import__("importlib").util.find_spec("eflomal") is None, reason="eflomal not installed"),
 ]
+needs_eflomal = pytest.mark.skipif(__import__("importlib").util.find_spec("eflomal") is None,
+                                   reason="eflomal not installed")
 SAMPLE = Path(clism_pairs.sample_dir())
 
 
@@ -113,11 +114,20 @@ def test_sample_stats_account_for_every_line_and_row(sample_run):
         assert stats[(lang, "read/lines")] == 42
         assert stats[(lang, "pairs/kept")] == kept[lang]
         assert stats[(lang, "spans/kept")] == spans[lang]
-        assert stats[(lang, "align/pairs")] == 42  # eflomal learns from every pair, spanless ones too
+        assert stats[(lang, "align/pairs")] == 42  # fast_align learns from every pair, spanless ones too
         dropped = stats.get((lang, "pairs/no_span"), 0) + stats.get((lang, "pairs/no_span_projected"), 0)
         assert kept[lang] + dropped == 42
         projected_away = stats.get((lang, "project/unaligned"), 0) + stats.get((lang, "project/scattered"), 0)
         assert stats[(lang, "ner/informative_spans")] == spans[lang] + projected_away
+
+
+@needs_eflomal
+def test_eflomal_is_still_an_option(tmp_path):
+    """The default is fast_align (reproducible); eflomal stays available for its better alignments."""
+    stats = run_job(tmp_path, "--aligner", "eflomal", "--pairs", f"fr={SAMPLE}/en-fr.en,{SAMPLE}/en-fr.fr",
+                    "--eflomal_samplers", "1")
+    assert stats[("en-fr", "align/pairs")] == 42
+    assert_rows_follow_the_rules(rows(tmp_path))
 
 
 def test_bad_lines_are_counted_and_dead_lettered(tmp_path):
