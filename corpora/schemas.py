@@ -82,7 +82,24 @@ STATS_SCHEMA = _with_version(
     1,
 )
 
-SCHEMAS = {"mrc": MRC_SCHEMA, "clism": CLISM_SCHEMA, "dead_letter": DEAD_LETTER_SCHEMA, "stats": STATS_SCHEMA}
+# VoCAP (pipelines/vocap.py): one row per (language, grid model). `size` is the model's piece count
+# (its own <unk> included), `alp` the average held-out log-probability (corpora/vocap.py).
+ALP_SCHEMA = _with_version(
+    pa.schema([("lang", pa.string()), ("size", pa.int64()), ("alp", pa.float64())]),
+    "alp",
+    1,
+)
+
+# VoCAP allocation, one row per language: `size` pieces allocated to it (languages share pieces, so
+# the sizes sum to more than the merged vocabulary), `share` its smoothed data share q_i, `alp` its
+# ALP at that size.
+ALLOCATION_SCHEMA = _with_version(
+    pa.schema([("lang", pa.string()), ("size", pa.int64()), ("share", pa.float64()), ("alp", pa.float64())]),
+    "allocation",
+    1,
+)
+
+SCHEMAS = {"alp": ALP_SCHEMA, "allocation": ALLOCATION_SCHEMA, "mrc": MRC_SCHEMA, "clism": CLISM_SCHEMA, "dead_letter": DEAD_LETTER_SCHEMA, "stats": STATS_SCHEMA}
 
 
 class SchemaMismatch(ValueError):
