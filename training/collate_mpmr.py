@@ -1,0 +1,91 @@
+"""mPMR collator: MRC rows (word level) -> encoder inputs and WAE targets (subword level).
+
+Input layout (XLM-R pair encoding): `<s> query </s></s> context </s>`, the query cut to
+`max_query_tokens` subwords and the context to what is left of `max_seq_len`. Answer spans are word
+offsets (both inclusive) into context_words; a span is mapped to the first subword of its first word
+and the last subword of its last word. A span cut by truncation is dropped and counted; an answerable
+row that loses every span is trained as unanswerable (the visible context holds no answer), and counted.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+import torch
+from transformers import PreTrainedTokenizerBase
+
+
+class MPMRCollator:
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, max_query_tokens: int = 128, max_seq_len: int = 512):
+        if max_query_tokens + 4 >= max_seq_len:
+            raise ValueError(f"max_query_tokens={max_query_tokens} leaves no room for context in max_seq_len={max_seq_len}")
+        self.tokenizer = tokenizer
+        self.max_query_tokens = max_query_tokens
+        self.max_seq_len = max_seq_len
+        self.cls, self.sep, self.pad = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id
+
+    def _subwords(self, words: list[list[str]]):
+        # One batched call; word_ids() maps each subword back to its word.
+        enc = self.tokenizer(words, is_split_into_words=True, add_special_tokens=False)
+        return [(enc["input_ids"][i], enc.word_ids(i)) for i in range(len(words))]
+
+    def __call__(self, rows: list[dict]) -> dict:
+        queries = self._subwords([r["query_words"] or [""] for r in rows])
+        contexts = self._subwords([r["context_words"] or [""] for r in rows])
+        sequences, spans, answerable, word_index = [], [], [], []
+        counts: Counter = Counter()
+        for b, (row, (q_ids, _), (c_ids, c_words)) in enumerate(zip(rows, queries, contexts)):
+            q_ids = q_ids[: self.max_query_tokens]
+            room = self.max_seq_len - len(q_ids) - 4
+            # The first word the truncation cuts into (even partly); spans ending before it survive.
+            cut_word = c_words[room] if len(c_ids) > room else len(row["context_words"])
+            if len(c_ids) > room:
+                counts["rows/context_truncated"] += 1
+            c_ids, c_words = c_ids[:room], c_words[:room]
+            offset = len(q_ids) + 3  # <s> query </s></s>
+            ids = [self.cls, *q_ids, self.sep, self.sep, *c_ids, self.sep]
+            first: dict[int, int] = {}
+            last: dict[int, int] = {}
+            for k, w in enumerate(c_words):
+                first.setdefault(w, offset + k)
+                last[w] = offset + k
+            kept = 0
+            for a in row["answers"]:
+                if a["end"] >= cut_word:
+                    counts["spans/cut_by_truncation"] += 1
+                    continue
+                # A word with no subwords of its own (rare: zero-width characters) is skipped over.
+                inside = [w for w in range(a["start"], a["end"] + 1) if w in first]
+                if not inside:
+                    counts["spans/no_subwords"] += 1
+                    continue
+                spans.append((b, first[inside[0]], last[inside[-1]]))
+                kept += 1
+            counts["spans/kept"] += kept
+            if row["answerable"] and not kept:
+                counts["rows/answerable_lost_to_truncation"] += 1
+            answerable.append(bool(row["answerable"]) and kept > 0)
+            sequences.append(ids)
+            word_index.append([-1] * offset + [-1 if w is None else w for w in c_words] + [-1])
+        counts["rows"] += len(rows)
+        length = max(len(s) for s in sequences)
+        input_ids = torch.full((len(rows), length), self.pad, dtype=torch.long)
+        attention_mask = torch.zeros((len(rows), length), dtype=torch.long)
+        context_word = torch.full((len(rows), length), -1, dtype=torch.long)
+        for b, (ids, words) in enumerate(zip(sequences, word_index)):
+            input_ids[b, : len(ids)] = torch.tensor(ids)
+            attention_mask[b, : len(ids)] = 1
+            context_word[b, : len(words)] = torch.tensor(words)
+        return {
+            "input_ids": input_ids,
+            "attention_mask": attention_mask,
+            # Context subwords: the only cells (besides [CLS]) the extractor is trained and decoded on.
+            "context_mask": context_word >= 0,
+            # For decoding spans back to words: the context word of each subword, -1 elsewhere.
+            "context_word": context_word,
+            "answerable": torch.tensor(answerable, dtype=torch.float),
+            # (batch, start, end) subword positions of every answer cell, all inclusive.
+            "answer_spans": torch.tensor(spans, dtype=torch.long).reshape(-1, 3),
+            # Truncation and span bookkeeping; returned with the batch because a DataLoader worker's
+            # own counters never reach the training process.
+            "counts": dict(counts),
+        }

@@ -1,0 +1,153 @@
+"""Streaming the wiki_mrc Parquet shards (DESIGN.md §1: pyarrow dataset, sharded by rank and worker).
+
+The stream is a pure function of (files, seed, epoch, slot): every epoch the row groups are put in a
+seeded order, each (DDP rank, DataLoader worker) "slot" takes its share, and a seeded shuffle buffer
+mixes rows within the slot. Resuming therefore needs only the number of batches already taken: the
+stream is regenerated and that many batches are skipped before any collation happens.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import torch
+from torch.utils.data import IterableDataset, get_worker_info
+
+from corpora.schemas import MRC_SCHEMA, check_schema
+
+
+def list_shards(data_dir: str | Path, split: str = "train") -> list[Path]:
+    """The job's `data/<split>-*.parquet` shards; DIR may be the job's --output or its data/ folder."""
+    root = Path(data_dir)
+    if not root.exists():
+        raise FileNotFoundError(f"--data {data_dir}: folder not found")
+    folder = root / "data" if (root / "data").is_dir() else root
+    files = sorted(folder.glob(f"{split}-*.parquet"))
+    if not files:
+        raise FileNotFoundError(f"--data {data_dir}: no {split}-*.parquet shards in {folder}; run the data job first")
+    return files
+
+
+def check_shards(files: list[Path], schema=MRC_SCHEMA) -> int:
+    """Check every shard against the contract and return the total row count (from footers only)."""
+    total = 0
+    for f in files:
+        meta = pq.read_metadata(f)
+        check_schema(meta.schema.to_arrow_schema(), schema, str(f))
+        total += meta.num_rows
+    return total
+
+
+def _rng(*key) -> random.Random:
+    # Seeded from a stable key, never from Python's hash seed (DESIGN.md §6).
+    digest = hashlib.sha256(repr(key).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "little"))
+
+
+class ParquetBatches(IterableDataset):
+    """An endless stream of batches (lists of row dicts), epochs one after another.
+
+    Endless because training is counted in optimiser steps: DDP ranks never run out at different
+    times, and an epoch boundary needs no special case in the loop.
+    """
+
+    def __init__(
+        self,
+        files: list[Path],
+        batch_size: int,
+        collate: Callable[[list[dict]], dict] | None = None,
+        seed: int = 0,
+        rank: int = 0,
+        world_size: int = 1,
+        shuffle_buffer: int = 10_000,
+        start_batch: int = 0,
+        columns: list[str] | None = None,
+    ):
+        self.files = [Path(f) for f in files]
+        self.batch_size = batch_size
+        self.collate = collate
+        self.seed = seed
+        self.rank = rank
+        self.world_size = world_size
+        self.shuffle_buffer = max(1, shuffle_buffer)
+        self.start_batch = start_batch  # batches this rank's loader has already handed out
+        self.columns = columns
+        # (file index, row group) units, read from the footers once.
+        self.units = [(i, g) for i, f in enumerate(self.files) for g in range(pq.ParquetFile(f).num_row_groups)]
+
+    def _slot(self) -> tuple[int, int, int, int]:
+        info = get_worker_info()
+        worker, workers = (info.id, info.num_workers) if info else (0, 1)
+        # The DataLoader always asks worker 0 first; after start_batch batches the next one belongs to
+        # stream start_batch % workers, so worker ids are rotated to make that stream come first.
+        worker = (worker + self.start_batch) % workers
+        return self.rank * workers + worker, self.world_size * workers, worker, workers
+
+    def _rows(self, epoch: int, slot: int, slots: int) -> Iterator[dict]:
+        units = list(self.units)
+        _rng(self.seed, "units", epoch).shuffle(units)
+        # Whole row groups per slot when there are enough of them (each slot reads only its share);
+        # with fewer row groups than slots, every slot reads all and keeps every slots-th row.
+        by_unit = len(units) >= slots
+        mine = units[slot::slots] if by_unit else units
+        index = 0
+        for file_index, group in mine:
+            table = pq.ParquetFile(self.files[file_index]).read_row_group(group, columns=self.columns)
+            for row in table.to_pylist():
+                if by_unit or index % slots == slot:
+                    yield row
+                index += 1
+
+    def _shuffled(self, rows: Iterator[dict], rng: random.Random) -> Iterator[dict]:
+        buffer: list[dict] = []
+        for row in rows:
+            buffer.append(row)
+            if len(buffer) >= self.shuffle_buffer:
+                k = rng.randrange(len(buffer))
+                buffer[k], buffer[-1] = buffer[-1], buffer[k]
+                yield buffer.pop()
+        rng.shuffle(buffer)
+        yield from buffer
+
+    def raw_batches(self) -> Iterator[list[dict]]:
+        slot, slots, _, _ = self._slot()
+        epoch = 0
+        while True:
+            rows = self._shuffled(self._rows(epoch, slot, slots), _rng(self.seed, "rows", epoch, slot))
+            batch: list[dict] = []
+            produced = False
+            for row in rows:
+                batch.append(row)
+                if len(batch) == self.batch_size:
+                    produced = True
+                    yield batch
+                    batch = []
+            if batch:  # the epoch's remainder is a short batch rather than mixed into the next epoch
+                produced = True
+                yield batch
+            if not produced:
+                raise ValueError(f"{self.files[0].parent}: slot {slot} of {slots} received no rows; use fewer workers or ranks")
+            epoch += 1
+
+    def __iter__(self) -> Iterator:
+        _, _, worker, workers = self._slot()
+        # The DataLoader takes batches from its workers round-robin, so of the first start_batch
+        # batches this worker made len(range(worker, start_batch, workers)).
+        skip = len(range(worker, self.start_batch, workers))
+        for n, batch in enumerate(self.raw_batches()):
+            if n < skip:
+                continue
+            yield self.collate(batch) if self.collate else batch
+
+
+def make_loader(dataset: ParquetBatches, num_workers: int) -> torch.utils.data.DataLoader:
+    # batch_size=None: the dataset batches itself, so that skipping on resume costs no collation.
+    return torch.utils.data.DataLoader(
+        dataset, batch_size=None, num_workers=num_workers, persistent_workers=False, in_order=True,
+        # Its own generator: creating the iterator would otherwise draw from the global RNG, and a
+        # resumed run (which creates it after restoring that RNG) would get different dropout.
+        generator=torch.Generator().manual_seed(0),
+    )

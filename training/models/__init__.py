@@ -1,0 +1,1 @@
+"""One module per model, each readable top to bottom (STYLE.md: HF modeling files, nanoGPT)."""

@@ -1,0 +1,44 @@
+"""Tokenizers: the backbone's own (`from_pretrained`), or for `--config tiny` a SentencePiece unigram
+model trained on the fly from the data's words, laid out like XLM-R's (<s>=0 <pad>=1 </s>=2 <unk>=3).
+"""
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+
+from transformers import AutoTokenizer, PreTrainedTokenizerBase, XLMRobertaTokenizer
+
+SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+
+
+def train_tiny_tokenizer(sentences: Iterable[list[str]], vocab_size: int) -> PreTrainedTokenizerBase:
+    import sentencepiece as spm
+
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=(" ".join(words) for words in sentences),
+        model_writer=model,
+        vocab_size=vocab_size,
+        model_type="unigram",
+        bos_id=0, pad_id=1, eos_id=2, unk_id=3,
+        user_defined_symbols=["<mask>"],
+        character_coverage=1.0,  # the data is many scripts; keep every character
+        # No NFKC: the pieces are then exactly the input characters. With it, the pieces hold normalised
+        # forms (Thai "ำ" -> "ํา") that the vocab-built tokenizer, which has no charsmap, never produces.
+        normalization_rule_name="identity",
+        hard_vocab_limit=False,  # a small sample may not support vocab_size pieces
+        num_threads=1,  # one thread: the same data gives the same model
+        minloglevel=2,
+    )
+    sp = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    pieces = [(sp.id_to_piece(i), sp.get_score(i)) for i in range(sp.get_piece_size())]
+    # transformers 5's XLMRobertaTokenizer(vocab_file=...) silently ignores the file and builds a
+    # 5-token vocabulary; passing the pieces themselves is what works, and is checked here.
+    tokenizer = XLMRobertaTokenizer(vocab=pieces)
+    if len(tokenizer) != len(pieces) or tokenizer.convert_ids_to_tokens(list(range(5))) != SPECIALS:
+        raise RuntimeError(f"tiny tokenizer: built {len(tokenizer)} tokens from {len(pieces)} SentencePiece pieces")
+    return tokenizer
+
+
+def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:
+    return AutoTokenizer.from_pretrained(name_or_path)
