@@ -1,0 +1,88 @@
+"""Training throughput: tokens/s of the real loop (`training.run`), and on a GPU the model FLOPs
+utilisation (MFU) against the device's bf16 peak.
+
+    python benchmarks/train_throughput.py                                  # tiny on CPU, bundled sample
+    python benchmarks/train_throughput.py --config base --init random --steps 50 --data OUT/wiki_mrc
+
+The data are the wiki_mrc job's rows (the bundled sample is generated when --data is not given).
+tokens/s counts real (non-padding) subwords of every micro-batch, averaged over the steps after
+--warmup. FLOPs per token, as nanoGPT's estimate_mfu: 6·N (N = non-embedding parameters, forward and
+backward) + 12·L·d·T (attention scores and values, T = the mean sequence length) + 6·d·T (the
+extractor's FFN(H)·Hᵀ over all token pairs).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+# Dense bf16 peaks (no sparsity), FLOP/s.
+PEAK_BF16 = {"H100": 989e12, "H200": 989e12, "A100": 312e12, "L4": 121e12, "A10": 125e12}
+
+
+def device_peak() -> tuple[str, float | None]:
+    import torch
+    if not torch.cuda.is_available():
+        return "cpu", None
+    name = torch.cuda.get_device_name()
+    return name, next((peak for key, peak in PEAK_BF16.items() if key in name), None)
+
+
+def flops_per_token(final: Path, mean_len: float) -> float:
+    from safetensors import safe_open
+    config = json.loads((final / "config.json").read_text())
+    with safe_open(final / "model.safetensors", "pt") as f:
+        n = sum(_numel(f.get_slice(k).get_shape()) for k in f.keys() if "embeddings" not in k)
+    d, layers = config["hidden_size"], config["num_hidden_layers"]
+    return 6 * n + 12 * layers * d * mean_len + 6 * d * mean_len
+
+
+def _numel(shape) -> int:
+    out = 1
+    for s in shape:
+        out *= s
+    return out
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", help="a wiki_mrc --output folder (default: the bundled sample, generated)")
+    p.add_argument("--config", default="tiny", help="tiny, base, large")
+    p.add_argument("--init", default=None, help="passed to training.run (e.g. 'random' for base without the hub)")
+    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--warmup", type=int, default=5, help="first steps left out of the average")
+    p.add_argument("--batch_size", type=int, default=None)
+    args = p.parse_args(argv)
+
+    from training import run
+
+    with tempfile.TemporaryDirectory() as tmp:
+        data = args.data
+        if data is None:
+            from pipelines import wiki_mrc
+            data = f"{tmp}/wiki_mrc"
+            wiki_mrc.run(["--runner", "DirectRunner", "--output", data])
+        out = Path(tmp) / "run"
+        extra = ["--init", args.init] if args.init else []
+        extra += ["--batch_size", str(args.batch_size)] if args.batch_size else []
+        run.main(["--model", "mpmr", "--data", data, "--output", str(out), "--config", args.config,
+                  "--max_steps", str(args.steps), "--log_every", "1", "--grad_accum", "1",
+                  "--no_progress", "--no_tensorboard", *extra])
+        records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()][args.warmup:]
+        tokens_per_s = sum(r["tokens_per_s"] for r in records) / len(records)
+        mean_len = sum(r["tokens"] / r["rows"] for r in records) / len(records)
+        name, peak = device_peak()
+        result = {"config": args.config, "device": name, "tokens_per_s": round(tokens_per_s),
+                  "mean_seq_len": round(mean_len, 1), "steps_measured": len(records)}
+        if peak:
+            result["mfu"] = round(tokens_per_s * flops_per_token(out / "final", mean_len) / peak, 4)
+        print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
