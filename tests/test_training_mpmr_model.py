@@ -95,7 +95,7 @@ def test_init_from_an_xlmr_checkpoint_loads_the_encoder(tmp_path):
     # What `--init xlm-roberta-base` does, on a local random XLM-R masked-LM checkpoint (no hub).
     from transformers import XLMRobertaForMaskedLM
 
-    from training import run
+    from training.registry import get_spec
     from training.config import CONFIGS
 
     torch.manual_seed(0)
@@ -103,7 +103,7 @@ def test_init_from_an_xlmr_checkpoint_loads_the_encoder(tmp_path):
                               intermediate_size=64, max_position_embeddings=66, pad_token_id=1)
     XLMRobertaForMaskedLM(config).save_pretrained(tmp_path)
     lm = XLMRobertaForMaskedLM.from_pretrained(tmp_path)
-    model = run.MODELS["mpmr"].build_pretrained(CONFIGS["tiny"].replace(extractor_hidden_size=40), str(tmp_path))
+    model = get_spec("mpmr").build_pretrained(CONFIGS["tiny"].replace(extractor_hidden_size=40), str(tmp_path), None)
     assert model.config.extractor_hidden_size == 40
     assert model.extractor.ffn[0].out_features == 40
     for name, tensor in lm.roberta.state_dict().items():

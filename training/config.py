@@ -34,6 +34,8 @@ class TrainConfig:
     weight_decay: float = 0.01
     adam_betas: tuple[float, float] = (0.9, 0.98)  # XLM-R's
     warmup_ratio: float = 0.06
+    warmup_steps: int | None = None  # overrides warmup_ratio when set (CLISM: 1.5K, XY-LENT: 10K)
+    adam_eps: float = 1e-8
     grad_clip: float = 1.0
     epochs: float = 3.0  # used only when max_steps is not given
     max_steps: int | None = None

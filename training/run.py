@@ -19,45 +19,18 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
-from transformers import XLMRobertaConfig
 
 from corpora.schemas import SchemaMismatch
 from training import checkpoint
-from training.collate_mpmr import MPMRCollator
-from training.config import CONFIGS, TrainConfig
-from training.data import ParquetBatches, check_shards, list_shards, make_loader
-from training.models import mpmr
-from training.tokenizer import load_tokenizer, train_tiny_tokenizer
-
-TINY_TOKENIZER_ROWS = 20_000  # rows whose words train the on-the-fly SentencePiece model
-
-
-@dataclass
-class ModelSpec:
-    """What differs between models: how to build one and its collator (the loop is shared)."""
-    build_random: Callable  # (cfg, tokenizer) -> model
-    build_pretrained: Callable  # (cfg, name_or_path) -> model
-    from_config: Callable  # (config dict) -> model, for resuming without the hub
-    collator: Callable  # (cfg, tokenizer) -> collate function
-    columns: list[str]
-
-
-MODELS = {
-    "mpmr": ModelSpec(
-        build_random=lambda cfg, tok: mpmr.MPMRForWAE(mpmr.build_config(
-            tok, cfg.hidden_size, cfg.num_layers, cfg.num_heads, cfg.intermediate_size, cfg.max_seq_len,
-            cfg.extractor_hidden_size, cfg.dropout)),
-        build_pretrained=lambda cfg, name: mpmr.from_pretrained_encoder(name, cfg.extractor_hidden_size, cfg.dropout),
-        from_config=lambda d: mpmr.MPMRForWAE(XLMRobertaConfig.from_dict(d)),
-        collator=lambda cfg, tok: MPMRCollator(tok, cfg.max_query_tokens, cfg.max_seq_len),
-        columns=["query_words", "context_words", "answers", "answerable"],
-    ),
-}
+from training.config import TrainConfig
+from training.data import make_loader
+from training.registry import (MODEL_NAMES, ModelSpec, default_check_data, default_dataset, default_save_final,
+                               default_tokenizer, get_spec)
+from training.tokenizer import load_tokenizer
 
 # Flags that override a field of the chosen config; None = keep the config's value.
 OVERRIDES = {
@@ -70,10 +43,11 @@ OVERRIDES = {
     "grad_accum": (int, "micro-batches per optimiser step (effective batch = batch_size x grad_accum x processes)"),
     "lr": (float, "peak learning rate (paper: 1e-5)"),
     "weight_decay": (float, "AdamW weight decay (not on biases and LayerNorm)"),
-    "warmup_ratio": (float, "share of the steps spent warming up linearly (paper: 0.06); linear decay after"),
+    "warmup_ratio": (float, "share of the steps spent warming up linearly (mPMR: 0.06); linear decay after"),
+    "warmup_steps": (int, "warm-up steps; overrides --warmup_ratio when given (CLISM: 1500)"),
+    "adam_eps": (float, "Adam epsilon"),
     "grad_clip": (float, "clip the global gradient norm to this (0: off)"),
     "dropout": (float, "dropout in the encoder and the extractor"),
-    "max_query_tokens": (int, "query subwords kept (paper: 128)"),
     "max_seq_len": (int, "total subwords (paper: 512)"),
     "shuffle_buffer": (int, "rows in the shuffle buffer of each data slot"),
     "num_workers": (int, "DataLoader worker processes per rank"),
@@ -84,31 +58,40 @@ OVERRIDES = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(spec: ModelSpec | None = None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m training.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", required=True, choices=sorted(MODELS), help="which model to train")
+        prog="python -m training.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Model-specific flags are listed by `python -m training.run --model NAME --help`.")
+    p.add_argument("--model", required=True, choices=MODEL_NAMES, help="which model to train")
     p.add_argument("--data", required=True, metavar="DIR",
                    help="the data job's --output (or its data/ folder) holding train-*.parquet shards")
     p.add_argument("--output", default="./output/train", metavar="DIR", help="run folder (default: ./output/train)")
-    p.add_argument("--config", default="base", choices=sorted(CONFIGS), help="tiny (CPU, random), base, large")
+    p.add_argument("--config", default="base", choices=sorted(spec.configs) if spec else None,
+                   help="tiny (CPU, random), base, large")
     p.add_argument("--resume", action="store_true",
                    help="continue from the latest OUTPUT/checkpoints/step-*.pt (fresh start if none)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when there is one)")
     p.add_argument("--no_progress", action="store_true", help="no progress bar")
     p.add_argument("--no_tensorboard", action="store_true", help="no TensorBoard events")
-    for name, (kind, help_text) in OVERRIDES.items():
+    flags = {**OVERRIDES, **(spec.extra_flags if spec else {})}
+    for name, (kind, help_text) in flags.items():
         p.add_argument(f"--{name}", type=kind, default=None, help=help_text)
     return p
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    return build_parser().parse_args(argv)
+    # Two passes: the model named by --model brings its own configs and flags.
+    first = argparse.ArgumentParser(add_help=False)
+    first.add_argument("--model", choices=MODEL_NAMES)
+    known, _ = first.parse_known_args(argv)
+    return build_parser(get_spec(known.model) if known.model else None).parse_args(argv)
 
 
-def make_config(args: argparse.Namespace) -> TrainConfig:
-    changes = {k: getattr(args, k) for k in OVERRIDES if getattr(args, k) is not None}
-    return CONFIGS[args.config].replace(**changes)
+def make_config(args: argparse.Namespace, spec: ModelSpec | None = None) -> TrainConfig:
+    spec = spec or get_spec(args.model)
+    flags = {**OVERRIDES, **spec.extra_flags}
+    changes = {k: getattr(args, k) for k in flags if getattr(args, k, None) is not None}
+    return spec.configs[args.config].replace(**changes)
 
 
 def lr_lambda(warmup: int, total: int) -> Callable[[int], float]:
@@ -127,19 +110,6 @@ def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 
-def tiny_tokenizer_words(files, limit: int):
-    import pyarrow.parquet as pq
-    seen = 0
-    for f in files:
-        table = pq.read_table(f, columns=["query_words", "context_words"])
-        for row in table.to_pylist():
-            yield row["query_words"]
-            yield row["context_words"]
-            seen += 1
-            if seen >= limit:
-                return
-
-
 def setup_distributed(device_flag: str | None) -> tuple[int, int, torch.device]:
     rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
     if device_flag:
@@ -156,17 +126,16 @@ def setup_distributed(device_flag: str | None) -> tuple[int, int, torch.device]:
 
 
 def train(args: argparse.Namespace) -> dict:
-    cfg = make_config(args)
+    spec = get_spec(args.model)
+    cfg = make_config(args, spec)
     if cfg.init in ("random", "none"):
         cfg = cfg.replace(init=None)
-    spec = MODELS[args.model]
     rank, world, device = setup_distributed(args.device)
     is_main = rank == 0
     out = Path(args.output)
     ckpt_dir = out / "checkpoints"
 
-    files = list_shards(args.data)
-    total_rows = check_shards(files)
+    total_rows = (spec.check_data or default_check_data)(spec, args.data)
 
     state = None
     if args.resume:
@@ -185,8 +154,9 @@ def train(args: argparse.Namespace) -> dict:
     tok_dir = out / "tokenizer"
     if not (tok_dir / "tokenizer_config.json").exists():
         if is_main:
-            tokenizer = (load_tokenizer(cfg.init) if cfg.init
-                         else train_tiny_tokenizer(tiny_tokenizer_words(files, TINY_TOKENIZER_ROWS), cfg.vocab_size))
+            tokenizer = (spec.make_tokenizer or default_tokenizer)(cfg, args.data, spec)
+            if spec.prepare_tokenizer:
+                tokenizer = spec.prepare_tokenizer(tokenizer)
             tokenizer.save_pretrained(tok_dir)
         if world > 1:
             dist.barrier()
@@ -198,7 +168,7 @@ def train(args: argparse.Namespace) -> dict:
         model = spec.from_config(state["model_config"])
         model.load_state_dict(state["model"])
     elif cfg.init:
-        model = spec.build_pretrained(cfg, cfg.init)
+        model = spec.build_pretrained(cfg, cfg.init, tokenizer)
     else:
         model = spec.build_random(cfg, tokenizer)
     model.to(device)
@@ -208,9 +178,10 @@ def train(args: argparse.Namespace) -> dict:
 
     steps_per_epoch = max(1, math.ceil(total_rows / (cfg.batch_size * cfg.grad_accum * world)))
     max_steps = cfg.max_steps or max(1, round(cfg.epochs * steps_per_epoch))
-    optimizer = torch.optim.AdamW(param_groups(raw_model, cfg.weight_decay), lr=cfg.lr, betas=cfg.adam_betas,
+    optimizer = torch.optim.AdamW(param_groups(raw_model, cfg.weight_decay), lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.adam_eps,
                                   fused=device.type == "cuda")
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(int(cfg.warmup_ratio * max_steps), max_steps))
+    warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * max_steps)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(warmup, max_steps))
     step, batches = 0, 0
     if state is not None:
         optimizer.load_state_dict(state["optimizer"])
@@ -224,9 +195,7 @@ def train(args: argparse.Namespace) -> dict:
     else:
         torch.manual_seed(cfg.seed + rank)  # dropout differs across ranks, as their data does
 
-    dataset = ParquetBatches(files, cfg.batch_size, spec.collator(cfg, tokenizer), seed=cfg.seed, rank=rank,
-                             world_size=world, shuffle_buffer=cfg.shuffle_buffer, start_batch=batches,
-                             columns=spec.columns)
+    dataset = (spec.make_dataset or default_dataset)(spec, args.data, cfg, tokenizer, rank, world, batches)
     batch_iter = iter(make_loader(dataset, cfg.num_workers))
 
     autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext())
@@ -247,6 +216,9 @@ def train(args: argparse.Namespace) -> dict:
 
     losses: list[float] = []
     window_tokens, window_start, counts = 0, time.perf_counter(), Counter()
+    # Each model's own terms (e.g. CLISM's clism/cacr/mlm losses), averaged over the logging window.
+    log_sums: Counter = Counter()
+    log_steps = 0
     while step < max_steps:
         model.train()
         step_loss = torch.zeros((), device=device)
@@ -259,9 +231,11 @@ def train(args: argparse.Namespace) -> dict:
             # Gradients are all-reduced only on the last micro-batch of a step (nanoGPT's trick).
             sync = world == 1 or micro == cfg.grad_accum - 1
             with (contextlib.nullcontext() if sync else model.no_sync()), autocast:
-                loss, _ = model(**batch)
+                loss, logs = model(**batch)
             (loss / cfg.grad_accum).backward()
             step_loss += loss.detach() / cfg.grad_accum
+            for key, value in logs.items():
+                log_sums[key] += float(value) / cfg.grad_accum
         grad_norm = torch.nn.utils.clip_grad_norm_(raw_model.parameters(), cfg.grad_clip or float("inf"))
         optimizer.step()
         scheduler.step()
@@ -271,19 +245,22 @@ def train(args: argparse.Namespace) -> dict:
             dist.all_reduce(step_loss, op=dist.ReduceOp.AVG)
         loss_value = float(step_loss)
         losses.append(loss_value)
+        log_steps += 1
 
         if is_main and (step % cfg.log_every == 0 or step == max_steps):
             elapsed = time.perf_counter() - window_start
             record = {"step": step, "loss": loss_value, "lr": scheduler.get_last_lr()[0],
                       "grad_norm": float(grad_norm), "tokens": window_tokens * world,
                       "tokens_per_s": window_tokens * world / max(elapsed, 1e-9),
+                      **{k: v / log_steps for k, v in sorted(log_sums.items())},
                       "batches": batches, **{k: v for k, v in sorted(counts.items())}}
             metrics_file.write(json.dumps(record) + "\n")
             metrics_file.flush()
             if writer:
-                for key in ("loss", "lr", "grad_norm", "tokens_per_s"):
+                for key in ("loss", "lr", "grad_norm", "tokens_per_s", *sorted(log_sums)):
                     writer.add_scalar(f"train/{key}", record[key], step)
             window_tokens, window_start, counts = 0, time.perf_counter(), Counter()
+            log_sums, log_steps = Counter(), 0
         if progress:
             progress.update(1)
             progress.set_postfix(loss=f"{loss_value:.4f}")
@@ -306,8 +283,7 @@ def train(args: argparse.Namespace) -> dict:
         progress.close()
     if is_main:
         final = out / "final"
-        raw_model.save_pretrained(final)  # safetensors by default
-        tokenizer.save_pretrained(final)
+        (spec.save_final or default_save_final)(raw_model, tokenizer, final)
         (final / "train_config.json").write_text((out / "train_config.json").read_text())
         metrics_file.close()
     if writer:

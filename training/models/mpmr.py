@@ -128,3 +128,26 @@ def build_config(tokenizer, hidden_size: int, num_layers: int, num_heads: int, i
         extractor_hidden_size=extractor_hidden_size,
         extractor_dropout=dropout,
     )
+
+
+def _spec():
+    # Imported here: the model file stays importable (and readable) without the training plumbing.
+    from corpora.schemas import MRC_SCHEMA
+    from training.collate_mpmr import MPMRCollator
+    from training.registry import ModelSpec
+
+    return ModelSpec(
+        build_random=lambda cfg, tok: MPMRForWAE(build_config(
+            tok, cfg.hidden_size, cfg.num_layers, cfg.num_heads, cfg.intermediate_size, cfg.max_seq_len,
+            cfg.extractor_hidden_size, cfg.dropout)),
+        build_pretrained=lambda cfg, name, tok: from_pretrained_encoder(name, cfg.extractor_hidden_size, cfg.dropout),
+        from_config=lambda d: MPMRForWAE(XLMRobertaConfig.from_dict(d)),
+        collator=lambda cfg, tok: MPMRCollator(tok, cfg.max_query_tokens, cfg.max_seq_len),
+        schema=MRC_SCHEMA,
+        columns=["query_words", "context_words", "answers", "answerable"],
+        word_columns=["query_words", "context_words"],
+        extra_flags={"max_query_tokens": (int, "query subwords kept (paper: 128)")},
+    )
+
+
+SPEC = _spec()
