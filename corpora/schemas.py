@@ -99,7 +99,40 @@ ALLOCATION_SCHEMA = _with_version(
     1,
 )
 
-SCHEMAS = {"alp": ALP_SCHEMA, "allocation": ALLOCATION_SCHEMA, "mrc": MRC_SCHEMA, "clism": CLISM_SCHEMA, "dead_letter": DEAD_LETTER_SCHEMA, "stats": STATS_SCHEMA}
+# XY-LENT MRTD (pipelines/xy_corpus.py): one packed monolingual sequence of at most --max_len token
+# ids of the vocap model: `<s>` then lines of one language, each followed by `</s>`, cut at the
+# length (a line may continue in the next sequence). No padding is stored.
+XY_MRTD_SCHEMA = _with_version(
+    pa.schema([("id", pa.string()), ("lang", pa.string()), ("input_ids", pa.list_(pa.int32()))]),
+    "xy_mrtd",
+    1,
+)
+
+# XY-LENT TRTD: one translation pair as `<s> x </s> y </s>` token ids. src_lang is the language that
+# comes first (after the random flip), src_len the number of tokens of `<s> x </s>`, so
+# input_ids[:src_len] is the first segment and input_ids[src_len:] the second. `flipped` says that
+# the order is the reverse of the bitext file's.
+XY_TRTD_SCHEMA = _with_version(
+    pa.schema([("id", pa.string()), ("src_lang", pa.string()), ("tgt_lang", pa.string()),
+               ("input_ids", pa.list_(pa.int32())), ("src_len", pa.int32()), ("flipped", pa.bool_())]),
+    "xy_trtd",
+    1,
+)
+
+# XY-LENT pair sampling (corpora/sinkhorn.py), one row per unordered language pair (src_lang <=
+# tgt_lang, same-language pairs too): bitext `pairs`, their `data_share`, the balanced Sinkhorn
+# plan's `plan_mass`, the sampling `prob` after the zero-data mass is removed, and the
+# `expected_draws` of TRTD rows (prob x --trtd_pairs).
+XY_PAIR_PROBS_SCHEMA = _with_version(
+    pa.schema([("src_lang", pa.string()), ("tgt_lang", pa.string()), ("pairs", pa.int64()),
+               ("data_share", pa.float64()), ("plan_mass", pa.float64()), ("prob", pa.float64()),
+               ("expected_draws", pa.float64())]),
+    "xy_pair_probs",
+    1,
+)
+
+SCHEMAS = {"alp": ALP_SCHEMA, "allocation": ALLOCATION_SCHEMA, "mrc": MRC_SCHEMA, "clism": CLISM_SCHEMA, "dead_letter": DEAD_LETTER_SCHEMA, "stats": STATS_SCHEMA,
+           "xy_mrtd": XY_MRTD_SCHEMA, "xy_trtd": XY_TRTD_SCHEMA, "xy_pair_probs": XY_PAIR_PROBS_SCHEMA}
 
 
 class SchemaMismatch(ValueError):
