@@ -1,0 +1,331 @@
+"""Fine-tune and evaluate a machine reader in the MRC formulation (mPMR paper Table 6; DESIGN.md §4).
+
+    python -m training.finetune --task squad --init runs/base/final --train train-v1.1.json \\
+        --eval xquad.de.json --output runs/xquad-de
+    python -m training.finetune --task ner --init runs/base/final --train en.train.conll --eval de.test.conll --output runs/conll
+    python -m training.finetune --task pair --init runs/base/final --train pawsx.en.train.tsv --eval pawsx.de.test.tsv --output runs/pawsx
+
+--init is a saved MPMRForWAE (its pre-trained extractor is kept), a saved MRCReader, or any encoder
+`transformers.AutoModel` loads (a fresh extractor is put on it); the tokenizer comes from the same path.
+Every task is MRC rows -> MPMRCollator -> span matrix S -> WAE loss, as in pre-training; the tasks
+differ in how rows are made and how S is read (training/tasks/). Task defaults are the paper's
+Table 5 values (XQuAD/MLQA, CoNLL, PAWS-X columns).
+
+OUTPUT receives metrics.json (final and periodic evaluations, training losses, timings), the
+predictions (predictions.json for squad, the official format; predictions.jsonl otherwise) and final/
+(save_pretrained + tokenizer + finetune_config.json), which --init accepts again.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch
+
+from training.collate_mpmr import MPMRCollator
+from training.models.mpmr import wae_loss
+from training.run import lr_lambda, param_groups
+from training.tasks import conll, pair_cls, squad
+from training.tasks.reader import load_reader, load_tokenizer
+from training.tasks.spans import greedy_non_overlapping, word_spans
+
+# mPMR Table 5 (fine-tuning hyper-parameters): XQuAD/MLQA, CoNLL and PAWS-X columns.
+TASK_DEFAULTS = {
+    "squad": {"max_query_tokens": 64, "max_seq_len": 384, "batch_size": 8, "lr": 3e-5, "epochs": 3.0},
+    "ner": {"max_query_tokens": 32, "max_seq_len": 192, "batch_size": 16, "lr": 1e-5, "epochs": 10.0},
+    "pair": {"max_query_tokens": 64, "max_seq_len": 192, "batch_size": 16, "lr": 5e-5, "epochs": 10.0},
+}
+
+
+# ---- forward passes over MRC rows ----
+
+def row_logits(model, collator: MPMRCollator, rows: list[dict], batch_size: int, device: torch.device,
+               autocast) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
+    """(row index, S logits [L, L], context word of each subword [L]) for every row, L its own length."""
+    model.eval()
+    with torch.no_grad():
+        for start in range(0, len(rows), batch_size):
+            batch = collator(rows[start:start + batch_size])
+            with autocast:
+                logits = model.span_logits(batch["input_ids"].to(device), batch["attention_mask"].to(device))
+            logits = logits.float().cpu()
+            for b, length in enumerate(batch["attention_mask"].sum(1).tolist()):
+                yield start + b, logits[b, :length, :length], batch["context_word"][b, :length]
+
+
+# ---- tasks: examples -> training rows; examples -> metrics and prediction records ----
+
+class SquadTask:
+    span_loss = True
+    predictions_file = "predictions.json"
+
+    def __init__(self, args):
+        self.args = args
+
+    def read(self, path):
+        return squad.read_squad(path)
+
+    def train_rows(self, examples, tokenizer):
+        a = self.args
+        return squad.to_rows(examples, tokenizer, a.max_query_tokens, a.max_seq_len, a.doc_stride, train=True)[0]
+
+    def evaluate(self, examples, tokenizer, forward):
+        a = self.args
+        rows, wins = squad.to_rows(examples, tokenizer, a.max_query_tokens, a.max_seq_len, a.doc_stride, train=False)
+        best: dict[int, tuple[float, int, int]] = {}
+        for k, logits, context_word in forward(rows):
+            found = word_spans(logits, context_word, top_k=1)
+            if found and (wins[k].example not in best or found[0][2] > best[wins[k].example][0]):
+                s, e, score = found[0]
+                best[wins[k].example] = (score, wins[k].first + s, wins[k].first + e)
+        predictions = {ex.id: squad.predict_text(ex, *best[n][1:]) if n in best else ""
+                       for n, ex in enumerate(examples)}
+        return squad.squad_evaluate(examples, predictions), predictions
+
+
+class NerTask:
+    span_loss = True
+    predictions_file = "predictions.jsonl"
+
+    def __init__(self, args):
+        self.args = args
+        self.types: list[str] | None = None  # fixed by the training file
+
+    def read(self, path):
+        return conll.read_conll(path)
+
+    def train_rows(self, sentences, tokenizer):
+        self.types = conll.entity_types(sentences)
+        return conll.to_rows(sentences, self.types)
+
+    def evaluate(self, sentences, tokenizer, forward):
+        types = self.types or conll.entity_types(sentences)
+        min_logit = math.log(self.args.threshold / (1 - self.args.threshold))  # sigmoid(x) > t  <=>  x > logit(t)
+        predicted: list[list] = [[] for _ in sentences]
+        for k, logits, context_word in forward(conll.to_rows(sentences, types)):
+            kind = types[k % len(types)]
+            for s, e, _ in greedy_non_overlapping(word_spans(logits, context_word, min_logit=min_logit)):
+                predicted[k // len(types)].append((s, e, kind))
+        metrics = conll.entity_f1([s.entities for s in sentences], predicted)
+        records = [{"tokens": s.tokens, "gold": [list(x) for x in s.entities], "predicted": sorted(map(list, p))}
+                   for s, p in zip(sentences, predicted)]
+        return metrics, records
+
+
+class PairTask:
+    span_loss = False  # the [CLS] cells only: see training/tasks/pair_cls.py
+    predictions_file = "predictions.jsonl"
+
+    def __init__(self, args):
+        self.args = args
+        self.labels: dict[str, str] | None = None
+
+    def read(self, path):
+        return pair_cls.read_pairs(path)
+
+    def train_rows(self, examples, tokenizer):
+        self.labels = pair_cls.label_set(examples)
+        return pair_cls.to_rows(examples, self.labels, self.args.pair_template)
+
+    def evaluate(self, examples, tokenizer, forward):
+        labels = self.labels or pair_cls.label_set(examples)
+        values = list(labels)
+        rows = pair_cls.to_rows(examples, labels, self.args.pair_template)
+        cls = torch.full((len(examples), len(values)), float("-inf"))
+        top: dict[int, list] = {}
+        for k, logits, context_word in forward(rows):
+            n, v = divmod(k, len(values))
+            cls[n, v] = logits[0, 0]
+            top[k] = word_spans(logits, context_word, top_k=self.args.rationale_spans)
+        choice = cls.argmax(1).tolist()
+        predicted = [values[c] for c in choice]
+        records = []
+        for n, ex in enumerate(examples):
+            k = n * len(values) + choice[n]
+            if self.args.pair_template == "rationale":
+                rationale = self.two_pass_rationale(ex, labels[predicted[n]], forward)
+            else:
+                words = rows[k]["context_words"]
+                rationale = [{"text": " ".join(words[s:e + 1]), "prob": torch.sigmoid(torch.tensor(p)).item()}
+                             for s, e, p in top[k]]
+            records.append({"id": ex.id, "label": ex.label, "predicted": predicted[n],
+                            "cls_logits": dict(zip(values, cls[n].tolist())), "rationale": rationale})
+        for r in records[: self.args.show_rationales]:
+            spans = " | ".join(f"{x['text']} ({x['prob']:.2f})" for x in r["rationale"])
+            print(f"[{r['id']}] gold {r['label']} predicted {r['predicted']}; rationale: {spans}")
+        return pair_cls.accuracy(examples, predicted), records
+
+    def two_pass_rationale(self, ex, label_key, forward) -> list[dict]:
+        # The paper's two passes: each sentence in turn is the context; the best span of each.
+        out = []
+        for (k, logits, context_word), sentence in zip(forward(pair_cls.rationale_rows(ex, label_key)),
+                                                      (ex.sentence2, ex.sentence1)):
+            found = word_spans(logits, context_word, top_k=1)
+            if found:
+                s, e, p = found[0]
+                out.append({"text": pair_cls.span_text(sentence, s, e), "prob": torch.sigmoid(torch.tensor(p)).item()})
+        return out
+
+
+TASKS = {"squad": SquadTask, "ner": NerTask, "pair": PairTask}
+
+
+# ---- command line ----
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m training.finetune", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--task", required=True, choices=sorted(TASKS),
+                   help="squad: SQuAD v1.1-format JSON (SQuAD, MLQA, XQuAD), F1/EM; ner: CoNLL BIO, entity F1; "
+                        "pair: XNLI/PAWS-X TSV, accuracy")
+    p.add_argument("--init", required=True, metavar="PATH",
+                   help="a saved MPMRForWAE or MRCReader folder, or any AutoModel name/path (fresh extractor); "
+                        "the tokenizer is loaded from the same path")
+    p.add_argument("--train", required=True, metavar="FILE", help="training file in the task's format")
+    p.add_argument("--eval", required=True, metavar="FILE", help="evaluation file in the task's format")
+    p.add_argument("--output", required=True, metavar="DIR", help="run folder: metrics.json, predictions, final/")
+    p.add_argument("--max_steps", type=int, default=None, help="optimiser steps (default: --epochs over the rows)")
+    p.add_argument("--epochs", type=float, default=None, help="epochs when --max_steps is not given "
+                   "(default, paper Table 5: squad 3, ner 10, pair 10)")
+    p.add_argument("--lr", type=float, default=None, help="peak learning rate (default: squad 3e-5, ner 1e-5, pair 5e-5)")
+    p.add_argument("--batch_size", type=int, default=None,
+                   help="MRC rows per micro-batch (a row is a window, a (sentence, type) or a (pair, label); "
+                        "default: squad 8, ner 16, pair 16)")
+    p.add_argument("--grad_accum", type=int, default=1, help="micro-batches per optimiser step")
+    p.add_argument("--max_seq_len", type=int, default=None, help="subwords per row (default: squad 384, ner/pair 192)")
+    p.add_argument("--max_query_tokens", type=int, default=None, help="query subwords kept (default: squad/pair 64, ner 32)")
+    p.add_argument("--doc_stride", type=int, default=128, help="squad: subwords of overlap between context windows")
+    p.add_argument("--threshold", type=float, default=0.5, help="ner: keep spans with sigmoid(S) above this")
+    p.add_argument("--pair_template", choices=["description", "rationale"], default="description",
+                   help="pair: description = label description query (paper Table 6); rationale = 'label Sen-1' "
+                        "query and Sen-2 context, rationales by the paper's two passes")
+    p.add_argument("--rationale_spans", type=int, default=3, help="pair: spans reported per prediction (description template)")
+    p.add_argument("--show_rationales", type=int, default=5, help="pair: predictions printed with their rationale")
+    p.add_argument("--warmup_ratio", type=float, default=0.06, help="share of steps warming up linearly, then linear decay")
+    p.add_argument("--weight_decay", type=float, default=0.01, help="AdamW weight decay (not on biases and LayerNorm)")
+    p.add_argument("--grad_clip", type=float, default=1.0, help="clip the global gradient norm to this (0: off)")
+    p.add_argument("--extractor_hidden_size", type=int, default=1024,
+                   help="FFN width of a fresh extractor (an --init without one); PMR reference: 1024")
+    p.add_argument("--max_train_examples", type=int, default=None, help="use only the first N training examples")
+    p.add_argument("--max_eval_examples", type=int, default=None, help="evaluate only the first N examples")
+    p.add_argument("--eval_every", type=int, default=0, help="also evaluate every N steps (0: only at the end)")
+    p.add_argument("--eval_batch_size", type=int, default=None, help="rows per evaluation batch (default: 2 x --batch_size)")
+    p.add_argument("--log_every", type=int, default=10, help="steps between training-loss records")
+    p.add_argument("--seed", type=int, default=0, help="seed of the row order, the fresh extractor and dropout")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when there is one)")
+    return p
+
+
+def resolve(args: argparse.Namespace) -> argparse.Namespace:
+    for key, value in TASK_DEFAULTS[args.task].items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    args.eval_batch_size = args.eval_batch_size or 2 * args.batch_size
+    return args
+
+
+def finetune(args: argparse.Namespace) -> dict:
+    args = resolve(args)
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(args.seed)
+    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
+
+    task = TASKS[args.task](args)
+    train_examples = task.read(args.train)[: args.max_train_examples]
+    eval_examples = task.read(args.eval)[: args.max_eval_examples]
+    if not train_examples:
+        raise ValueError(f"--train {args.train}: no examples")
+    tokenizer = load_tokenizer(args.init)
+    model = load_reader(args.init, args.extractor_hidden_size).to(device)
+    collator = MPMRCollator(tokenizer, args.max_query_tokens, args.max_seq_len)
+    rows = task.train_rows(train_examples, tokenizer)
+
+    def forward(eval_rows):
+        return row_logits(model, collator, eval_rows, args.eval_batch_size, device, autocast)
+
+    steps_per_epoch = max(1, math.ceil(len(rows) / (args.batch_size * args.grad_accum)))
+    max_steps = args.max_steps or max(1, round(args.epochs * steps_per_epoch))
+    optimizer = torch.optim.AdamW(param_groups(model, args.weight_decay), lr=args.lr, fused=device.type == "cuda")
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(int(args.warmup_ratio * max_steps), max_steps))
+    order_rng = random.Random(args.seed)
+
+    def batches() -> Iterator[list[dict]]:
+        while True:  # a fresh shuffle every epoch
+            order = list(range(len(rows)))
+            order_rng.shuffle(order)
+            for k in range(0, len(order), args.batch_size):
+                yield [rows[i] for i in order[k:k + args.batch_size]]
+
+    history, evals, counts = [], [], Counter()
+    stream = batches()
+    start = time.perf_counter()
+    for step in range(1, max_steps + 1):
+        model.train()
+        step_loss = 0.0
+        for _ in range(args.grad_accum):
+            batch = collator(next(stream))
+            counts.update(batch.pop("counts"))
+            batch = {k: v.to(device) for k, v in batch.items()}
+            context_mask = batch["context_mask"] if task.span_loss else torch.zeros_like(batch["context_mask"])
+            with autocast:
+                logits = model.span_logits(batch["input_ids"], batch["attention_mask"])
+            loss = wae_loss(logits, context_mask, batch["answerable"], batch["answer_spans"])
+            (loss / args.grad_accum).backward()
+            step_loss += loss.item() / args.grad_accum
+        torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip or float("inf"))
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        if step % args.log_every == 0 or step in (1, max_steps):
+            history.append({"step": step, "loss": step_loss, "lr": scheduler.get_last_lr()[0]})
+            print(f"step {step}/{max_steps} loss {step_loss:.4f}", file=sys.stderr)
+        if args.eval_every and step % args.eval_every == 0 and step < max_steps:
+            evals.append({"step": step, **task.evaluate(eval_examples, tokenizer, forward)[0]})
+            print(f"step {step} eval {evals[-1]}", file=sys.stderr)
+    train_seconds = time.perf_counter() - start
+
+    start = time.perf_counter()
+    metrics, predictions = task.evaluate(eval_examples, tokenizer, forward)
+    eval_seconds = time.perf_counter() - start
+    evals.append({"step": max_steps, **metrics})
+    result = {
+        "task": args.task, "init": args.init, "train": args.train, "eval": args.eval,
+        "train_examples": len(train_examples), "train_rows": len(rows), "eval_examples": len(eval_examples),
+        "steps": max_steps, "train_seconds": train_seconds, "eval_seconds": eval_seconds,
+        "metrics": metrics, "evaluations": evals, "losses": history, "collator_counts": dict(counts),
+        "args": vars(args),
+    }
+    (out / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    with open(out / task.predictions_file, "w", encoding="utf-8") as f:
+        if isinstance(predictions, dict):
+            json.dump(predictions, f, indent=2, ensure_ascii=False)
+        else:
+            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in predictions)
+    final = out / "final"
+    model.save_pretrained(final)
+    tokenizer.save_pretrained(final)
+    (final / "finetune_config.json").write_text(json.dumps(vars(args), indent=2))
+    print(f"{args.task}: {json.dumps(metrics)}")
+    return result
+
+
+def main(argv=None) -> None:
+    args = build_parser().parse_args(argv)
+    try:
+        finetune(args)
+    except (FileNotFoundError, ValueError) as e:
+        sys.exit(f"training.finetune: {e}")
+
+
+if __name__ == "__main__":
+    main()

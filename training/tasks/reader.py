@@ -1,0 +1,83 @@
+"""The machine reader for fine-tuning: any encoder that returns `last_hidden_state`, plus the mPMR span
+extractor (S = sigmoid(FFN(H) · Hᵀ), training/models/mpmr.py).
+
+`load_reader(path)` takes, in order:
+1. a saved MPMRForWAE (its config has `extractor_hidden_size`): encoder and pre-trained extractor;
+2. a saved MRCReader (its folder has span_extractor.json): the encoder by AutoModel, its extractor;
+3. anything else `transformers.AutoModel` loads (XLM-R, or a custom ELECTRA-style discriminator with
+   `trust_remote_code`): that encoder and a fresh extractor.
+Both model kinds have `span_logits(input_ids, attention_mask) -> [B, T, T]` and `save_pretrained(dir)`.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from torch import nn
+from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+from training.models.mpmr import MPMRForWAE, SpanExtractor
+
+EXTRACTOR_CONFIG = "span_extractor.json"
+EXTRACTOR_WEIGHTS = "span_extractor.safetensors"
+
+
+class MRCReader(nn.Module):
+    def __init__(self, encoder: nn.Module, extractor_hidden_size: int = 1024, dropout: float | None = None):
+        super().__init__()
+        self.encoder = encoder
+        hidden = encoder.config.hidden_size
+        if dropout is None:  # follow the encoder's own dropout, as MPMRForWAE does
+            dropout = getattr(encoder.config, "hidden_dropout_prob", 0.1)
+        self.extractor_config = {"hidden_size": hidden, "extractor_hidden_size": extractor_hidden_size,
+                                 "dropout": dropout}
+        self.extractor = SpanExtractor(hidden, extractor_hidden_size, dropout)
+
+    @property
+    def config(self):
+        return self.encoder.config
+
+    def span_logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        out = self.encoder(input_ids=input_ids, attention_mask=attention_mask)
+        hidden = out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]
+        return self.extractor(hidden)
+
+    def save_pretrained(self, folder: str | Path) -> None:
+        """The encoder as its own `save_pretrained` folder (loadable alone by AutoModel), the extractor
+        beside it, so that `load_reader(folder)` restores both."""
+        from safetensors.torch import save_file
+
+        folder = Path(folder)
+        self.encoder.save_pretrained(folder)
+        (folder / EXTRACTOR_CONFIG).write_text(json.dumps(self.extractor_config, indent=2))
+        save_file({k: v.detach().cpu().contiguous() for k, v in self.extractor.state_dict().items()},
+                  str(folder / EXTRACTOR_WEIGHTS))
+
+    @classmethod
+    def from_pretrained(cls, folder: str | Path) -> MRCReader:
+        from safetensors.torch import load_file
+
+        folder = Path(folder)
+        cfg = json.loads((folder / EXTRACTOR_CONFIG).read_text())
+        reader = cls(AutoModel.from_pretrained(folder, trust_remote_code=True), cfg["extractor_hidden_size"], cfg["dropout"])
+        reader.extractor.load_state_dict(load_file(str(folder / EXTRACTOR_WEIGHTS)))
+        return reader
+
+
+def load_reader(path: str, extractor_hidden_size: int = 1024) -> nn.Module:
+    if (Path(path) / EXTRACTOR_CONFIG).exists():
+        return MRCReader.from_pretrained(path)
+    config = AutoConfig.from_pretrained(path, trust_remote_code=True)
+    if getattr(config, "extractor_hidden_size", None) is not None and config.model_type == "xlm-roberta":
+        return MPMRForWAE.from_pretrained(path)
+    return MRCReader(AutoModel.from_pretrained(path, trust_remote_code=True), extractor_hidden_size)
+
+
+def load_tokenizer(path: str):
+    tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=True)
+    if not tokenizer.is_fast:
+        # MPMRCollator maps subwords to words with word_ids(), which only fast tokenizers have.
+        raise ValueError(f"--init {path}: tokenizer {type(tokenizer).__name__} is not a fast tokenizer; "
+                         "save a fast (tokenizer.json) tokenizer in the folder")
+    return tokenizer
