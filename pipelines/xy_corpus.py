@@ -1,0 +1,236 @@
+r"""xy_corpus: monolingual text + X-Y bitext + the vocap model -> XY-LENT MRTD and TRTD token shards.
+
+    python -m pipelines.vocap && python -m pipelines.xy_corpus          # bundled samples, DirectRunner
+    python -m pipelines.xy_corpus --mono en=cc100.en.txt --mono sw=cc100.sw.txt.gz \
+        --bitext en-sw=ccmatrix.en-sw.tsv --bitext sw-fr=train.sw,train.fr --vocab vocap/spm.model \
+        --output gs://bucket/xy --runner DataflowRunner ...
+
+Paper: XY-LENT §3.2 (Sinkhorn pair sampling, corpora/sinkhorn.py) and §4 / Appendix A (MRTD and
+TRTD sequences, corpora/xy_shards.py). The stages are in xy_transforms.py; the choices where the
+paper is silent are in docs/xy_corpus.md.
+
+Outputs under --output: data/mrtd/train-*.parquet, data/trtd/train-*.parquet (corpora/schemas.py
+XY_MRTD_SCHEMA, XY_TRTD_SCHEMA), pair_probs.parquet, pair_probs.png, spm.model (the vocabulary
+the ids are from), stats.parquet and dead_letter/.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from importlib import resources
+
+import apache_beam as beam
+import pyarrow as pa
+import sentencepiece as spm
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from corpora import parallel, sinkhorn, vocap, xy_shards
+from corpora.schemas import XY_MRTD_SCHEMA, XY_TRTD_SCHEMA
+from corpora.wikitext import WIKIPEDIA_LANGUAGES
+from pipelines import common
+from pipelines.xy_transforms import ALL, BuildMrtd, BuildTrtd, source_names
+
+JOB = "xy_corpus"
+DEFAULT_VOCAB = "./output/vocap/spm.model"  # where `python -m pipelines.vocap` writes it
+DEFAULT_TEMPERATURE = 5.0  # the temperature of Aharoni et al. (2019) and M2M-100's sampling
+# The bundled bitext: the English-X sample of clism_pairs and the X-Y pairs pivoted from it (see
+# corpora/samples/bitext/README.md), one file layout per reader.
+SAMPLE_BITEXT = (("parallel", "en-fr=en-fr.en,en-fr.fr"), ("parallel", "en-ar=en-ar.tsv"),
+                 ("parallel", "en-hi=en-hi.txt"), ("parallel", "en-vi=en-vi.tsv"),
+                 ("bitext", "fr-ar=fr-ar.fr,fr-ar.ar"), ("bitext", "vi-hi=vi-hi.tsv"), ("bitext", "ar-hi=ar-hi.txt"))
+
+
+class XyCorpusOptions(PipelineOptions):
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        parser.add_argument("--mono", action="append", metavar="LANG=PATH",
+                            help="monolingual text, one sentence or document per line; repeatable; any Beam "
+                            "filesystem path (.gz/.bz2 by extension). Every bitext language needs some.")
+        parser.add_argument("--bitext", action="append", metavar="X-Y=PATH",
+                            help="X-Y bitext in any direction; repeatable. `X-Y=FILE` (a TSV or `x ||| y` lines) or "
+                            "`X-Y=X_FILE,Y_FILE` (two line-aligned files). Without --mono and --bitext, the bundled "
+                            "sample: 8 languages of monolingual text, en-X and X-Y bitext in 5.")
+        parser.add_argument("--vocab", default=DEFAULT_VOCAB,
+                            help="the vocap SentencePiece model (default %(default)s, what `python -m pipelines.vocap` writes)")
+        parser.add_argument("--max_len", type=int, default=512,
+                            help="longest sequence in tokens, specials included (paper: 512); longer TRTD pairs are dropped")
+        parser.add_argument("--temperature", type=float, default=DEFAULT_TEMPERATURE,
+                            help="T of the Sinkhorn marginals p^(1/T) (default %(default)s)")
+        parser.add_argument("--epsilon", type=float, default=sinkhorn.EPSILON,
+                            help="ε of the cost -log(Q + ε), Q the pair counts as a joint distribution (default %(default)s)")
+        parser.add_argument("--trtd_pairs", type=int, default=None,
+                            help="TRTD rows to draw by pair_probs, in expectation (default: as many as usable bitext pairs)")
+        parser.add_argument("--pack_lines", type=int, default=100_000,
+                            help="MRTD packs this many consecutive lines of a file together, one Beam group each")
+
+
+def samples_dir(kind: str) -> str:
+    return str(resources.files("corpora") / "samples" / kind)
+
+
+def _sample_specs() -> tuple[list[str], list[str]]:
+    mono_dir = samples_dir("mono")
+    mono = [f"{name[:-4]}={FileSystems.join(mono_dir, name)}"
+            for name in sorted(os.listdir(mono_dir)) if name.endswith(".txt")]
+    bitext = []
+    for kind, spec in SAMPLE_BITEXT:
+        key, _, paths = spec.partition("=")
+        bitext.append(f"{key}={','.join(FileSystems.join(samples_dir(kind), p) for p in paths.split(','))}")
+    return mono, bitext
+
+
+def _count_lines(path: str) -> int:
+    with FileSystems.open(path) as f:
+        return parallel.count_lines(f)
+
+
+def check_vocab(path: str) -> None:
+    """A vocap model, or a one-line error: the ids of every shard depend on it."""
+    if not FileSystems.exists(path):
+        raise common.UsageError(f"--vocab {path}: not found; run `python -m pipelines.vocap` first "
+                                "(it writes ./output/vocap/spm.model) or pass --vocab PATH")
+    with FileSystems.open(path) as f:
+        model = f.read()
+    try:
+        sp = spm.SentencePieceProcessor(model_proto=model)
+    except RuntimeError as error:
+        raise common.UsageError(f"--vocab {path}: not a SentencePiece model ({str(error).splitlines()[0][:100]})") from None
+    pieces = tuple(sp.id_to_piece(i) for i in range(min(len(vocap.SPECIALS), sp.get_piece_size())))
+    if pieces != vocap.SPECIALS:
+        raise common.UsageError(f"--vocab {path}: ids 0..4 are {' '.join(pieces)}, not {' '.join(vocap.SPECIALS)}; "
+                                "use a model from `python -m pipelines.vocap`")
+
+
+def parse_bitext(specs: list[str]) -> list[xy_shards.BitextSource]:
+    sources = []
+    for value in specs:
+        try:
+            source = xy_shards.parse_bitext_spec(value)
+        except ValueError as error:
+            raise common.UsageError(str(error)) from None
+        for path in source.paths:
+            if not FileSystems.exists(path):
+                raise common.UsageError(f"--bitext {value!r}: file not found: {path}")
+        if len(source.paths) == 2:
+            # Line-aligned files of different lengths are misaligned somewhere: every pair after the
+            # first extra line would be wrong, so stop before spending any work on them.
+            counts = [_count_lines(p) for p in source.paths]
+            if counts[0] != counts[1]:
+                raise common.UsageError(
+                    f"--bitext {value!r}: line counts differ: {source.paths[0]} has {counts[0]:,} lines, "
+                    f"{source.paths[1]} has {counts[1]:,}; the files must be line-aligned")
+        sources.append(source)
+    return sources
+
+
+def plan(opts):
+    """Validate the options (one-line errors); the inputs are (mono files, bitext sources)."""
+    if opts.max_len < xy_shards.MIN_MAX_LEN:
+        raise common.UsageError(f"--max_len must be at least {xy_shards.MIN_MAX_LEN}, got {opts.max_len}")
+    if opts.temperature <= 0:
+        raise common.UsageError(f"--temperature must be positive, got {opts.temperature}")
+    if not 0 < opts.epsilon < 1:
+        raise common.UsageError(f"--epsilon must be between 0 and 1, got {opts.epsilon}")
+    if opts.trtd_pairs is not None and opts.trtd_pairs < 1:
+        raise common.UsageError(f"--trtd_pairs must be at least 1, got {opts.trtd_pairs}")
+    if opts.pack_lines < 1:
+        raise common.UsageError(f"--pack_lines must be at least 1, got {opts.pack_lines}")
+    mono_specs, bitext_specs = opts.mono, opts.bitext
+    if not mono_specs and not bitext_specs:
+        mono_specs, bitext_specs = _sample_specs()
+        logging.info("no --mono or --bitext given: using the bundled samples")
+    elif not bitext_specs:
+        raise common.UsageError("no --bitext given: TRTD needs X-Y bitext, e.g. --bitext fr-ar=fr-ar.tsv "
+                                "(or give neither --mono nor --bitext for the bundled sample)")
+    elif not mono_specs:
+        raise common.UsageError("no --mono given: MRTD needs monolingual text in every bitext language, "
+                                "e.g. --mono fr=fr.txt (or give neither flag for the bundled sample)")
+    check_vocab(opts.vocab)
+    mono = common.parse_lang_paths(mono_specs, "--mono", WIKIPEDIA_LANGUAGES)
+    sources = parse_bitext(bitext_specs)
+    bitext_langs = {lang for s in sources for lang in (s.x_lang, s.y_lang)}
+    missing = sorted(bitext_langs - set(mono))
+    if missing:
+        raise common.UsageError(
+            f"--bitext languages without --mono text: {' '.join(missing)}; every bitext language needs monolingual "
+            f"text (MRTD and TRTD train one model over the same languages): add --mono {missing[0]}=PATH")
+    mono_only = sorted(set(mono) - bitext_langs)
+    if mono_only:
+        # Documented behaviour, not an error: CC-100 has languages that CCMatrix lacks.
+        logging.getLogger("xlu.progress").info("xy_corpus: no bitext in %s: MRTD only", " ".join(mono_only))
+    files = [(lang, name, path) for lang, paths in sorted(mono.items())
+             for name, path in zip(source_names(paths), paths)]
+    by_key: dict[str, list[xy_shards.BitextSource]] = {}
+    for s in sources:
+        by_key.setdefault(s.key, []).append(s)
+    named = [(s, name) for key in sorted(by_key)
+             for s, name in zip(by_key[key], source_names([s.paths[0] for s in by_key[key]]))]
+    headline = (f"{len(mono)} language(s) of monolingual text ({' '.join(sorted(mono))}), "
+                f"{len(sources)} bitext source(s) in {len({xy_shards.pair_key(s.x_lang, s.y_lang) for s in sources})} "
+                f"language pair(s), vocab {opts.vocab}, max_len {opts.max_len}, T={opts.temperature:g}")
+    return (files, named), headline
+
+
+def copy_vocab(vocab: str, output: str) -> str:
+    """`spm.model` beside the shards: training finds the vocabulary of the ids there, and workers
+    read it from the output, which every worker can reach (a laptop path is not)."""
+    target = FileSystems.join(output, "spm.model")
+    if os.path.abspath(vocab) != os.path.abspath(target):
+        with FileSystems.open(vocab) as f:
+            model = f.read()
+        with FileSystems.create(target) as sink:
+            sink.write(model)
+    return target
+
+
+def build(p: beam.Pipeline, opts, inputs) -> None:
+    files, sources = inputs
+    out = opts.output
+    vocab_path = copy_vocab(opts.vocab, out)
+    common.clear_job_outputs(out, ["pair_probs.parquet", "pair_probs.png"])
+    mrtd_rows, mrtd_stats, mrtd_dead = (p | "MonoFiles" >> beam.Create(files)
+                                        | "BuildMrtd" >> BuildMrtd(vocab_path, opts.max_len, opts.pack_lines))
+    trtd_rows, trtd_stats, trtd_dead = (p | "BitextSources" >> beam.Create(sources)
+                                        | "BuildTrtd" >> BuildTrtd(opts, vocab_path))
+    data = FileSystems.join(out, "data")
+    mrtd_rows | "WriteMrtd" >> common.WriteSortedParquetShards(
+        FileSystems.join(data, "mrtd"), "train", XY_MRTD_SCHEMA, opts.num_shards)
+    trtd_rows | "WriteTrtd" >> common.WriteSortedParquetShards(
+        FileSystems.join(data, "trtd"), "train", XY_TRTD_SCHEMA, opts.num_shards)
+    (mrtd_stats, trtd_stats) | "Stats" >> beam.Flatten() | "WriteStats" >> common.WriteStats(out)
+    (mrtd_dead, trtd_dead) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> common.WriteDeadLetters(out)
+
+
+def run(argv=None) -> pa.Table:
+    return common.run_job(argv, JOB, XyCorpusOptions, __doc__, plan, build, print_summary)
+
+
+def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
+    """MRTD per language, TRTD per language pair, the Sinkhorn removal, then every count."""
+    stream = stream or sys.stdout
+    values = common.stats_by_lang(stats)
+    mono = sorted(k for k in values if k != ALL and "-" not in k)
+    pairs = sorted(k for k in values if "-" in k)
+    print(f"\nMRTD\n{'lang':<8}{'lines':>10}{'tokens':>12}{'sequences':>11}", file=stream)
+    for lang in mono:
+        v = values[lang]
+        print(f"{lang:<8}{v.get('mrtd/lines', 0):>10,}{v.get('mrtd/tokens', 0):>12,}{v.get('mrtd/sequences', 0):>11,}",
+              file=stream)
+    job = values.get(ALL, {})
+    drawn_total = sum(values[k].get("trtd/rows", 0) for k in pairs)
+    print(f"\nTRTD\n{'pair':<8}{'usable':>10}{'drawn':>10}{'share':>8}{'flipped':>9}", file=stream)
+    for key in pairs:
+        v = values[key]
+        drawn = v.get("trtd/rows", 0)
+        print(f"{key:<8}{v.get('pairs/usable', 0):>10,}{drawn:>10,}{drawn / max(drawn_total, 1):>8.3f}"
+              f"{v.get('trtd/flipped', 0) / max(drawn, 1):>9.3f}", file=stream)
+    print(f"Sinkhorn: {job.get('sinkhorn/iterations', 0):,} iterations; mass on pairs with no data, removed: "
+          f"{job.get('sinkhorn/removed_mass_ppb', 0) / 1e9:.6f} (pair_probs.parquet, pair_probs.png)", file=stream)
+    common.print_count_table(values, stream)
+    print(f"\ndone in {seconds:.1f}s", file=stream)
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,284 @@
+"""The stages of xy_corpus as DoFns and composite PTransforms; the logic is in corpora/.
+
+  (lang, file) ─► ReadMono ─► lines ─► Batch ─► TokeniseMono ─► key [lang, file, line // pack_lines]
+      ─► GroupByKey ─► PackMrtd (sorted by line number, then packed) ─► MRTD rows
+  BitextSource ─► ReadBitext ─► ParallelPair ─► Batch ─► TokenisePairs ─► TokenisedPair
+      ├─► count per language pair ─► ToList ─► PairProbs (Sinkhorn; writes pair_probs.*) ─┐ side input
+      └──────────────────────────────────────────────────────────────────────► DrawTrtd ◄┘ ─► TRTD rows
+
+The vocabulary is loaded once per worker in setup(), from the copy beside the outputs.
+"""
+from __future__ import annotations
+
+import logging
+import posixpath
+
+import apache_beam as beam
+import sentencepiece as spm
+from apache_beam.io.filesystems import FileSystems
+
+from corpora import parallel, sinkhorn, xy_shards
+from corpora.schemas import XY_PAIR_PROBS_SCHEMA
+from pipelines import common
+from pipelines.common import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
+
+PROGRESS = logging.getLogger("xlu.progress")
+ALL = "all"  # the stats row of job-wide metrics
+NO_LIMIT = 1 << 62  # corpora.parallel's word limit: xy_corpus limits token ids instead
+
+
+def _lines(f):
+    return iter(f.readline, b"")
+
+
+def source_names(paths: list[str]) -> list[str]:
+    """Short, unique names for the files of one language or pair: ids are built from them."""
+    names, seen = [], {}
+    for path in paths:
+        base = posixpath.basename(path.rstrip("/")) or "input"
+        seen[base] = seen.get(base, 0) + 1
+        names.append(base if seen[base] == 1 else f"{base}~{seen[base]}")
+    return names
+
+
+class _VocabDoFn(TallyingDoFn):
+    def __init__(self, vocab_path: str):
+        self.vocab_path = vocab_path
+
+    def setup(self):
+        with FileSystems.open(self.vocab_path) as f:
+            self.sp = spm.SentencePieceProcessor(model_proto=f.read())
+
+
+# ───────────────────────────── MRTD ─────────────────────────────
+
+
+class ReadMonoFn(TallyingDoFn):
+    """(lang, name, path) -> (lang, name, line number, text); not UTF-8 -> dead letter, empty -> counted."""
+
+    def process(self, element):
+        lang, name, path = element
+        with FileSystems.open(path) as f:  # compression from the extension
+            for number, raw in enumerate(_lines(f), 1):
+                self.tally("read", "lines", lang)
+                try:
+                    text = raw.decode("utf-8").strip()
+                except UnicodeDecodeError:
+                    self.tally("read", "not_utf8", lang)
+                    yield dead_letter(path, str(number), "read", "not_utf8", raw[:200].decode("utf-8", "replace"))
+                    continue
+                if not text:
+                    self.tally("read", "empty", lang)
+                    continue
+                yield lang, name, number, text
+
+
+class TokeniseMonoFn(_VocabDoFn):
+    """A batch of lines -> ((lang, name, group), (line number, ids)); one encode call per batch."""
+
+    def __init__(self, vocab_path: str, pack_lines: int):
+        super().__init__(vocab_path)
+        self.pack_lines = pack_lines
+
+    def process(self, batch):
+        # num_threads=1 everywhere: Beam already runs one DoFn per worker thread, and sentencepiece's
+        # own pool of a batch encode made the process abort at exit ("terminate called without an
+        # active exception", exit status 134) in 2 of 5 runs here.
+        for (lang, name, number, text), ids in zip(batch, self.sp.encode([b[3] for b in batch], num_threads=1)):
+            if not ids:  # only characters the normaliser removes
+                self.tally("tokenise", "empty", lang)
+                yield dead_letter(f"{lang}/{name}", str(number), "tokenise", "empty", text)
+                continue
+            self.tally("mrtd", "lines", lang)
+            self.tally("mrtd", "line_tokens", lang, len(ids))
+            yield (lang, name, (number - 1) // self.pack_lines), (number, ids)
+
+
+class PackMrtdFn(TallyingDoFn):
+    """One group of consecutive lines -> packed MRTD rows; sorting by line number first makes the
+    packing independent of the order in which the shuffle delivers the lines."""
+
+    def __init__(self, max_len: int):
+        self.max_len = max_len
+
+    def process(self, element):
+        (lang, name, group), lines = element
+        ordered = [ids for _, ids in sorted(lines)]
+        for k, ids in enumerate(xy_shards.pack_sequences(ordered, self.max_len)):
+            self.tally("mrtd", "sequences", lang)
+            self.tally("mrtd", "tokens", lang, len(ids))
+            yield {"id": f"{lang}/{name}/{group:06d}/{k:06d}", "lang": lang, "input_ids": ids}
+
+
+class BuildMrtd(beam.PTransform):
+    """(lang, name, path) triples -> MRTD rows, with stats and dead letters."""
+
+    def __init__(self, vocab_path: str, max_len: int, pack_lines: int):
+        super().__init__()
+        self.vocab_path, self.max_len, self.pack_lines = vocab_path, max_len, pack_lines
+
+    def expand(self, files):
+        read = files | "ReadMono" >> beam.ParDo(ReadMonoFn()).with_outputs(STATS, DEAD_LETTER, main="lines")
+        tokenised = (
+            read["lines"]
+            | "SpreadLines" >> beam.Reshuffle()
+            | "BatchLines" >> beam.BatchElements(min_batch_size=64, max_batch_size=1024)
+            | "TokeniseMono" >> beam.ParDo(TokeniseMonoFn(self.vocab_path, self.pack_lines))
+            .with_output_types(tuple[tuple[str, str, int], tuple[int, list[int]]])  # keyed, for GroupLines
+            .with_outputs(STATS, DEAD_LETTER, main="ids")
+        )
+        packed = (
+            tokenised["ids"]
+            | "GroupLines" >> beam.GroupByKey()
+            | "PackMrtd" >> beam.ParDo(PackMrtdFn(self.max_len)).with_outputs(STATS, main="rows")
+        )
+        stats = (read[STATS], tokenised[STATS], packed[STATS]) | "MrtdStats" >> beam.Flatten()
+        dead = (read[DEAD_LETTER], tokenised[DEAD_LETTER]) | "MrtdDeadLetters" >> beam.Flatten()
+        return packed["rows"], stats, dead
+
+
+# ───────────────────────────── TRTD ─────────────────────────────
+
+
+class ReadBitextFn(TallyingDoFn):
+    """(BitextSource, name) -> ParallelPair (x side first); bad lines are counted and dead-lettered.
+    A file is read by one worker from start to end; the Reshuffle after it spreads the pairs."""
+
+    def process(self, element):
+        source, name = element
+        lang = xy_shards.pair_key(source.x_lang, source.y_lang)
+        record_name = f"{source.key}/{name}"
+        handles = [FileSystems.open(p) for p in source.paths]
+        try:
+            if len(handles) == 2:
+                records = parallel.read_two_files(_lines(handles[0]), _lines(handles[1]), source.as_pair_source(),
+                                                  record_name, NO_LIMIT)
+            else:
+                records = parallel.read_single_file(_lines(handles[0]), source.as_pair_source(), record_name, NO_LIMIT)
+            for record in records:
+                self.tally("read", "lines", lang)
+                if isinstance(record, parallel.BadLine):
+                    self.tally("read", record.reason, lang)
+                    yield dead_letter(",".join(source.paths), record.pair_id, "read", record.reason, record.excerpt)
+                else:
+                    yield record
+        finally:
+            for h in handles:
+                h.close()
+
+
+class TokenisePairsFn(_VocabDoFn):
+    """A batch of ParallelPair -> TokenisedPair; a side with no ids or a pair over max_len is a
+    counted drop (a truncated translation would no longer be one)."""
+
+    def __init__(self, vocab_path: str, max_len: int):
+        super().__init__(vocab_path)
+        self.max_len = max_len
+
+    def process(self, batch):
+        xs = self.sp.encode([p.src_text for p in batch], num_threads=1)
+        ys = self.sp.encode([p.tgt_text for p in batch], num_threads=1)
+        for pair, x_ids, y_ids in zip(batch, xs, ys):
+            x_lang, y_lang = pair.tgt_lang.split("-")  # the readers carry the X-Y key there
+            lang = xy_shards.pair_key(x_lang, y_lang)
+            excerpt = f"{pair.src_text} ||| {pair.tgt_text}"
+            if not x_ids or not y_ids:
+                self.tally("tokenise", "empty", lang)
+                yield dead_letter(lang, pair.pair_id, "tokenise", "empty", excerpt)
+                continue
+            if xy_shards.trtd_length(x_ids, y_ids) > self.max_len:
+                self.tally("pairs", "too_long", lang)
+                yield dead_letter(lang, pair.pair_id, "tokenise", "too_long", excerpt)
+                continue
+            self.tally("pairs", "usable", lang)
+            yield xy_shards.TokenisedPair(pair.pair_id, x_lang, y_lang, tuple(x_ids), tuple(y_ids))
+
+
+class PairProbsFn(TallyingDoFn):
+    """Usable pairs per language pair -> Sinkhorn pair_probs; writes pair_probs.parquet and .png and
+    returns the table the draws need: {pair key: (pairs, prob)} and the number of rows to draw."""
+
+    def __init__(self, output: str, temperature: float, epsilon: float, trtd_pairs: int | None):
+        self.output, self.temperature, self.epsilon, self.trtd_pairs = output, temperature, epsilon, trtd_pairs
+
+    def process(self, counts):
+        if not counts:
+            raise ValueError("xy_corpus: no usable bitext pair (all empty, too long or unreadable); see dead_letter/")
+        result = sinkhorn.sinkhorn_pair_probs({tuple(k.split("-")): n for k, n in counts}, self.temperature,
+                                              self.epsilon)
+        target = self.trtd_pairs or sum(n for _, n in counts)
+        rows = result.pair_rows()
+        for row in rows:
+            row["expected_draws"] = row["prob"] * target
+        common.write_parquet_file(FileSystems.join(self.output, "pair_probs.parquet"), rows, XY_PAIR_PROBS_SCHEMA)
+        png = sinkhorn.plot_pair_probs(result, f"XY-LENT pair sampling (T={self.temperature:g}); "
+                                       f"mass removed from pairs with no data {result.removed_mass:.3g}")
+        with FileSystems.create(FileSystems.join(self.output, "pair_probs.png")) as sink:
+            sink.write(png)
+        self.tally("sinkhorn", "removed_mass_ppb", ALL, round(result.removed_mass * 1e9))
+        self.tally("sinkhorn", "iterations", ALL, result.iterations)
+        self.tally("trtd", "target_rows", ALL, target)
+        PROGRESS.info("xy_corpus: Sinkhorn over %d languages in %d iterations; mass on pairs with no data %.6f "
+                      "removed", len(result.langs), result.iterations, result.removed_mass)
+        for row in rows:
+            if row["pairs"]:
+                PROGRESS.info("  %s-%s  pairs %8s  data %.4f  prob %.4f", row["src_lang"], row["tgt_lang"],
+                              f"{row['pairs']:,}", row["data_share"], row["prob"])
+        yield {"pairs": {f"{r['src_lang']}-{r['tgt_lang']}": (r["pairs"], r["prob"]) for r in rows if r["pairs"]},
+               "target": target}
+
+
+class DrawTrtdFn(TallyingDoFn):
+    """TokenisedPair -> 0..k TRTD rows by pair_probs (corpora/xy_shards.py), each copy flipped or not."""
+
+    def __init__(self, seed: int):
+        self.seed = seed
+
+    def process(self, pair: xy_shards.TokenisedPair, table):
+        lang = xy_shards.pair_key(pair.x_lang, pair.y_lang)
+        pairs, prob = table["pairs"][lang]
+        copies = xy_shards.draw_count(self.seed, pair.pair_id, xy_shards.draw_rate(prob, pairs, table["target"]))
+        for k in range(copies):
+            flipped = xy_shards.is_flipped(self.seed, pair.pair_id, k)
+            if flipped:
+                src_lang, tgt_lang, first, second = pair.y_lang, pair.x_lang, pair.y_ids, pair.x_ids
+            else:
+                src_lang, tgt_lang, first, second = pair.x_lang, pair.y_lang, pair.x_ids, pair.y_ids
+            ids, src_len = xy_shards.trtd_sequence(first, second)
+            self.tally("trtd", "rows", lang)
+            self.tally("trtd", "flipped", lang, int(flipped))
+            self.tally("trtd", "tokens", lang, len(ids))
+            yield {"id": f"{pair.pair_id}#{k}", "src_lang": src_lang, "tgt_lang": tgt_lang, "input_ids": ids,
+                   "src_len": src_len, "flipped": flipped}
+
+
+class BuildTrtd(beam.PTransform):
+    """(BitextSource, name) pairs -> TRTD rows drawn by the Sinkhorn pair_probs, with stats and dead letters."""
+
+    def __init__(self, opts, vocab_path: str):
+        super().__init__()
+        self.opts, self.vocab_path = opts, vocab_path
+
+    def expand(self, sources):
+        opts = self.opts
+        read = sources | "ReadBitext" >> beam.ParDo(ReadBitextFn()).with_outputs(STATS, DEAD_LETTER, main="pairs")
+        tokenised = (
+            read["pairs"]
+            | "SpreadPairs" >> beam.Reshuffle()
+            | "BatchPairs" >> beam.BatchElements(min_batch_size=64, max_batch_size=1024)
+            | "TokenisePairs" >> beam.ParDo(TokenisePairsFn(self.vocab_path, opts.max_len)).with_outputs(
+                STATS, DEAD_LETTER, main="pairs")
+        )
+        probs = (
+            tokenised["pairs"]
+            | "KeyByLanguagePair" >> beam.Map(lambda p: (xy_shards.pair_key(p.x_lang, p.y_lang), 1))
+            | "CountPairs" >> beam.CombinePerKey(sum)
+            | "AllCounts" >> beam.combiners.ToList()
+            | "PairProbs" >> beam.ParDo(PairProbsFn(opts.output, opts.temperature, opts.epsilon,
+                                                    opts.trtd_pairs)).with_outputs(STATS, main="table")
+        )
+        drawn = tokenised["pairs"] | "DrawTrtd" >> beam.ParDo(
+            DrawTrtdFn(opts.seed), beam.pvalue.AsSingleton(probs["table"])).with_outputs(STATS, main="rows")
+        stats = (read[STATS], tokenised[STATS], probs[STATS], drawn[STATS]) | "TrtdStats" >> beam.Flatten()
+        dead = (read[DEAD_LETTER], tokenised[DEAD_LETTER]) | "TrtdDeadLetters" >> beam.Flatten()
+        return drawn["rows"], stats, dead
