@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 import sys
 import tempfile
 import time
@@ -40,13 +41,20 @@ from pipelines import vocap as vocap_job
 SHARED = ROOT.parent / "shared" / "data"
 
 
-def english(max_lines: int) -> list[str]:
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def english(max_lines: int, unit: str = "sentence") -> list[str]:
+    """English Wikipedia lines: paragraphs, or (default) their sentences, so that English lines are as
+    long as the other languages' sample sentences: ALP sums over a line, so line length weighs on it."""
     path = SHARED / "wikipedia" / "enwiki-excerpt.xml.bz2"
     lines = []
     with open(path, "rb") as f:
         for page in dumps.iter_pages_from_file(f, str(path), "bz2"):
             if isinstance(page, dumps.RawPage) and page.ns == 0 and not page.redirect:
-                lines += [s.strip() for s in parse_wikitext(page.text, "en").text.split("\n") if len(s.strip()) > 40]
+                paragraphs = [s.strip() for s in parse_wikitext(page.text, "en").text.split("\n") if len(s.strip()) > 40]
+                lines += paragraphs if unit == "paragraph" else [
+                    s for p in paragraphs for s in SENTENCE_END.split(p) if len(s) > 20]
             if len(lines) >= max_lines:
                 break
     return lines[:max_lines]
@@ -57,8 +65,8 @@ def gold_side(name: str, side: int) -> list[str]:
     return [t.split(" ||| ")[side].strip() for t in text if " ||| " in t]
 
 
-def corpora_by_lang(en_lines: int) -> dict[str, list[str]]:
-    data = {"en": english(en_lines), "fr": gold_side("enfr.src-tgt", 1), "ro": gold_side("roen.src-tgt", 0)}
+def corpora_by_lang(en_lines: int, en_unit: str = "sentence") -> dict[str, list[str]]:
+    data = {"en": english(en_lines, en_unit), "fr": gold_side("enfr.src-tgt", 1), "ro": gold_side("roen.src-tgt", 0)}
     for lang in ("ar", "hi", "ru", "th", "vi", "zh"):
         data[lang] = [s for s in Path(vocap_job.sample_dir(), f"{lang}.txt").read_text(encoding="utf-8").splitlines() if s.strip()]
     return data
@@ -96,10 +104,14 @@ def main(argv=None) -> None:
     parser.add_argument("--vocab_size", type=int, default=4000)
     parser.add_argument("--grid", default="250:3000:250")
     parser.add_argument("--en_lines", type=int, default=2000)
+    parser.add_argument("--en_unit", choices=("sentence", "paragraph"), default="sentence",
+                        help="English lines: Wikipedia sentences (as long as the other languages' lines) or paragraphs")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--alpha", type=float, default=0.7, help="the vocap job's --alpha (data-share smoothing)")
     args = parser.parse_args(argv)
-    data = corpora_by_lang(args.en_lines)
+    data = corpora_by_lang(args.en_lines, args.en_unit)
+    for lang, lines in sorted(data.items()):
+        print(f"{lang}: {len(lines):,} lines, {sum(map(len, lines)) / len(lines):.0f} characters a line", file=sys.stderr)
     split = {lang: vocap.split_heldout(s, 0.1, args.seed, lang) for lang, s in data.items()}
     with tempfile.TemporaryDirectory() as tmp:
         flags = []
