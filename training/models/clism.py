@@ -1,0 +1,345 @@
+"""CLISM + CACR + MLM: an XLM-R masked LM pre-trained to answer `[QUE]` questions across languages.
+
+Full definition of the model, all of it in this file (Chen et al., "Bridging the Gap between Language
+Models and Cross-Lingual Sequence Labeling", §3):
+
+  X = <s> ŝˢ </s></s> sᵗ </s>      ŝˢ: source with each selected span replaced by one [QUE]
+  H = M(X)                                                                        [B, T, d]   (Eq. 5)
+  CLISM  for each [QUE] q:  s_q = W_s x_q,  e_q = W_e x_q                                     (Eq. 1)
+         P(s = k) = softmax_k(x_kᵀ s_q),  P(e = k) = softmax_k(x_kᵀ e_q), k over the target   (Eq. 2–3)
+         L_clism = −log P(s = aˢ) − log P(e = aᵉ), averaged over every [QUE] of the batch       (Eq. 4)
+  CACR   r̂ˢ = mean(Ĥˢ), rᵗ = mean(Hᵗ) from the joint pass, rˢ = mean(M(<s> sˢ </s>)) (second pass)
+         L(a, b) = −log exp(Ψ(aᵢ, bᵢ)·κ) / Σⱼ exp(Ψ(aᵢ, bⱼ)·κ), Ψ cosine, in-batch negatives (Eq. 7)
+         L_cacr = L(rᵗ, r̂ˢ) + L(rˢ, r̂ˢ) + L(rᵗ, rˢ)                                           (Eq. 8)
+  MLM    the backbone's own LM head on 15% of the tokens, never [QUE], specials or answers (§3.3)
+  L = L_clism + L_cacr + L_mlm                                                                (Eq. 9)
+
+Readings where the paper is not explicit (docs/clism_model.md has the measurements):
+* "τ = 20" (§4.2) cannot divide the cosine: Ψ/20 ∈ [−0.05, 0.05] makes every softmax over the batch
+  nearly uniform and L_cacr stays at 3·log B. Read as a scale, κ = 20 (i.e. τ = 1/20 = 0.05, SimCSE's
+  temperature), it trains. `cacr_tau_reading` = "scale" (default, κ = τ) or "divide" (κ = 1/τ).
+* rᵗ is taken from the joint input, as Eq. 5–6 write it (Hᵗ is a slice of H = M(X)); only the source
+  gets a second pass. Eq. 7 is one-directional (anchor a, candidates b over the batch), as written.
+* The start/end softmax runs over the target subwords only (the answer is always there); Eq. 2–3's
+  "each token in X" would also let a [QUE] point into its own source sentence.
+* W_s and W_e carry no bias (Eq. 1).
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from transformers import XLMRobertaConfig, XLMRobertaModel, XLMRobertaPreTrainedModel
+from transformers.models.xlm_roberta.modeling_xlm_roberta import XLMRobertaLMHead
+
+from training.config import TrainConfig
+
+TAU_READINGS = ("scale", "divide")
+
+
+# ---- losses (plain functions: tested against hand-computed values) ----
+
+def masked_mean(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The aggregation layer 𝒜 of Eq. 6: mean over the masked positions. [B, T, d], [B, T] -> [B, d]."""
+    mask = mask.to(hidden.dtype).unsqueeze(-1)
+    return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+
+
+def contrastive_loss(anchor: torch.Tensor, candidates: torch.Tensor, temperature: float, reading: str = "scale") -> torch.Tensor:
+    """Eq. 7, averaged over the batch: row i's positive is candidate i, the other B−1 are its negatives."""
+    if reading not in TAU_READINGS:
+        raise ValueError(f"cacr_tau_reading={reading!r}: choose from {', '.join(TAU_READINGS)}")
+    scale = temperature if reading == "scale" else 1.0 / temperature
+    cosine = F.normalize(anchor.float(), dim=-1) @ F.normalize(candidates.float(), dim=-1).T  # Ψ, [B, B]
+    return F.cross_entropy(cosine * scale, torch.arange(anchor.shape[0], device=anchor.device))
+
+
+def cacr_loss(r_t: torch.Tensor, r_hat_s: torch.Tensor, r_s: torch.Tensor, temperature: float,
+              reading: str = "scale") -> torch.Tensor:
+    """Eq. 8: every two members of the positive triple {rˢ, rᵗ, r̂ˢ} pulled together."""
+    return (contrastive_loss(r_t, r_hat_s, temperature, reading)
+            + contrastive_loss(r_s, r_hat_s, temperature, reading)
+            + contrastive_loss(r_t, r_s, temperature, reading))
+
+
+def span_cross_entropy(logits: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """Sum of −log softmax(logits)[position] over the slots whose position is not −100, and their number."""
+    flat_logits, flat_pos = logits.reshape(-1, logits.shape[-1]).float(), positions.reshape(-1)
+    n = int((flat_pos != -100).sum())
+    return F.cross_entropy(flat_logits, flat_pos, ignore_index=-100, reduction="sum"), n
+
+
+def clism_loss(start_logits: torch.Tensor, end_logits: torch.Tensor, answer_start: torch.Tensor,
+               answer_end: torch.Tensor) -> torch.Tensor:
+    """Eq. 4 (start term + end term) averaged over the questions of the batch; 0 (with a graph) for none."""
+    start, n = span_cross_entropy(start_logits, answer_start)
+    end, _ = span_cross_entropy(end_logits, answer_end)
+    return (start + end) / max(n, 1)
+
+
+def mask_logits(logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    # finfo.min rather than -inf: a padding question slot (no allowed token is ever all-masked, but a
+    # softmax over a row of -inf would be NaN) stays finite; in float32 so that bf16 never overflows.
+    logits = logits.float()
+    return logits.masked_fill(~allowed, torch.finfo(logits.dtype).min)
+
+
+# ---- the model ----
+
+class CLISMForPreTraining(XLMRobertaPreTrainedModel):
+    """`roberta` + `lm_head` exactly as XLMRobertaForMaskedLM (so any XLM-R checkpoint loads both), plus
+    W_s and W_e. Loss settings live on the XLM-R config (que_token_id, cacr_temperature,
+    cacr_tau_reading, use_cacr, use_mlm) so that save_pretrained/from_pretrained and resuming from a
+    checkpoint round-trip the whole model with the stock config class."""
+
+    _tied_weights_keys = {
+        "lm_head.decoder.weight": "roberta.embeddings.word_embeddings.weight",
+        "lm_head.decoder.bias": "lm_head.bias",
+    }
+
+    def __init__(self, config: XLMRobertaConfig):
+        super().__init__(config)
+        self.roberta = XLMRobertaModel(config, add_pooling_layer=False)
+        self.lm_head = XLMRobertaLMHead(config)
+        self.w_s = nn.Linear(config.hidden_size, config.hidden_size, bias=False)
+        self.w_e = nn.Linear(config.hidden_size, config.hidden_size, bias=False)
+        self.post_init()
+        if not getattr(config, "use_mlm", True):
+            # Unused parameters would stop DDP (no find_unused_parameters in the shared loop). The
+            # decoder weight is the tied input embedding and stays trainable through the encoder.
+            for p in (*self.lm_head.dense.parameters(), *self.lm_head.layer_norm.parameters(), self.lm_head.bias):
+                p.requires_grad_(False)
+
+    def get_output_embeddings(self):
+        return self.lm_head.decoder
+
+    def set_output_embeddings(self, new_embeddings):
+        self.lm_head.decoder = new_embeddings
+
+    def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.roberta(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    def question_logits(self, hidden: torch.Tensor, que_positions: torch.Tensor,
+                        candidate_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Eq. 1–3 for every [QUE] at once: start and end logits [B, Q, T] over the candidate tokens.
+
+        One batched matmul per head: x_q gathered per example ([B, Q, d]), then (W x_q) · Hᵀ."""
+        x_q = hidden.gather(1, que_positions.unsqueeze(-1).expand(-1, -1, hidden.shape[-1]))
+        allowed = candidate_mask.bool().unsqueeze(1)
+        start = torch.bmm(self.w_s(x_q), hidden.transpose(1, 2))
+        end = torch.bmm(self.w_e(x_q), hidden.transpose(1, 2))
+        return mask_logits(start, allowed), mask_logits(end, allowed)
+
+    def mlm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.lm_head(hidden)
+
+    def forward(self, input_ids, attention_mask, source_mask=None, target_mask=None, que_positions=None,
+                answer_start=None, answer_end=None, mlm_labels=None, source_input_ids=None,
+                source_attention_mask=None, source_alone_mask=None, **_):
+        """-> (loss, logs) in training (STYLE.md): logs hold each term of Eq. 9 and the share of
+        questions whose start and end are both argmax-right (clism_exact)."""
+        cfg = self.config
+        hidden = self.encode(input_ids, attention_mask)
+        start, end = self.question_logits(hidden, que_positions, target_mask)
+        l_clism = clism_loss(start, end, answer_start, answer_end)
+        loss, logs = l_clism, {"clism_loss": l_clism.detach()}
+        asked = answer_start != -100
+        if asked.any():
+            right = (start.argmax(-1) == answer_start) & (end.argmax(-1) == answer_end)
+            logs["clism_exact"] = right[asked].float().mean().detach()
+
+        if getattr(cfg, "use_cacr", True):
+            # rˢ: a second pass over the unmasked source alone, so that the joint pass's [QUE] and
+            # <mask> noise cannot make r̂ˢ and rˢ agree trivially (§3.2, after Luo et al. 2021).
+            source_hidden = self.encode(source_input_ids, source_attention_mask)
+            r_hat_s = masked_mean(hidden, source_mask)
+            r_t = masked_mean(hidden, target_mask)
+            r_s = masked_mean(source_hidden, source_alone_mask)
+            l_cacr = cacr_loss(r_t, r_hat_s, r_s, cfg.cacr_temperature, cfg.cacr_tau_reading)
+            loss = loss + l_cacr
+            logs["cacr_loss"] = l_cacr.detach()
+
+        if getattr(cfg, "use_mlm", True):
+            predicted = mlm_labels != -100
+            # The vocabulary projection only on the predicted positions: with XLM-R's 250K-row
+            # decoder, projecting all T positions would dominate the step.
+            logits = self.lm_head(hidden[predicted])
+            l_mlm = (F.cross_entropy(logits.float(), mlm_labels[predicted], reduction="sum")
+                     / max(int(predicted.sum()), 1))
+            loss = loss + l_mlm
+            logs["mlm_loss"] = l_mlm.detach()
+        return loss, logs
+
+
+class CLISMForQuestionAnswering(XLMRobertaPreTrainedModel):
+    """Fine-tuning for extractive QA (§3.4, Eq. 10).
+
+    qa_head = "que" (the paper's): input `<s> Q [QUE] </s></s> P </s>`, start/end over the passage from
+    the [QUE] representation through the pre-trained W_s, W_e, exactly as in pre-training.
+    qa_head = "standard": no [QUE]; a fresh per-token start/end classifier (XLMRobertaForQuestionAnswering's
+    `qa_outputs`), the usual fine-tune the paper compares against.
+    Loads from a saved CLISMForPreTraining (roberta, W_s, W_e kept; lm_head dropped) or any XLM-R."""
+
+    def __init__(self, config: XLMRobertaConfig):
+        super().__init__(config)
+        self.roberta = XLMRobertaModel(config, add_pooling_layer=False)
+        if qa_head(config) == "que":
+            self.w_s = nn.Linear(config.hidden_size, config.hidden_size, bias=False)
+            self.w_e = nn.Linear(config.hidden_size, config.hidden_size, bias=False)
+        else:
+            self.qa_outputs = nn.Linear(config.hidden_size, 2)
+        self.post_init()
+
+    def span_logits(self, input_ids, attention_mask, passage_mask, que_position=None):
+        """Start and end logits [B, T], -inf-like outside the passage."""
+        hidden = self.roberta(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        if qa_head(self.config) == "que":
+            x_q = hidden[torch.arange(hidden.shape[0], device=hidden.device), que_position]  # [B, d]
+            start = torch.einsum("btd,bd->bt", hidden, self.w_s(x_q))
+            end = torch.einsum("btd,bd->bt", hidden, self.w_e(x_q))
+        else:
+            start, end = self.qa_outputs(hidden).unbind(-1)
+        allowed = passage_mask.bool()
+        return mask_logits(start, allowed), mask_logits(end, allowed)
+
+    def forward(self, input_ids, attention_mask, passage_mask, que_position=None, answer_start=None,
+                answer_end=None, **_):
+        start, end = self.span_logits(input_ids, attention_mask, passage_mask, que_position)
+        if answer_start is None:
+            return start, end
+        # Eq. 4 again ("the following process is the same as Section 3.1").
+        loss = F.cross_entropy(start, answer_start) + F.cross_entropy(end, answer_end)
+        return loss, {"qa_loss": loss.detach()}
+
+
+def qa_head(config) -> str:
+    return getattr(config, "qa_head", "que")
+
+
+# ---- building ----
+
+def loss_settings(cfg) -> dict:
+    if cfg.cacr_tau_reading not in TAU_READINGS:
+        raise ValueError(f"--cacr_tau_reading {cfg.cacr_tau_reading}: choose from {', '.join(TAU_READINGS)}")
+    return {"cacr_temperature": cfg.cacr_temperature, "cacr_tau_reading": cfg.cacr_tau_reading,
+            "use_cacr": not cfg.no_cacr, "use_mlm": not cfg.no_mlm}
+
+
+def build_config(tokenizer, cfg) -> XLMRobertaConfig:
+    """A random XLM-R-shaped encoder's config (the `tiny` setting); the vocabulary includes [QUE]."""
+    from training.collate_clism import QUE_TOKEN
+    return XLMRobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=cfg.hidden_size,
+        num_hidden_layers=cfg.num_layers,
+        num_attention_heads=cfg.num_heads,
+        intermediate_size=cfg.intermediate_size,
+        max_position_embeddings=cfg.max_seq_len + 2,  # XLM-R positions start after the padding index
+        hidden_dropout_prob=cfg.dropout,
+        attention_probs_dropout_prob=cfg.dropout,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        que_token_id=tokenizer.convert_tokens_to_ids(QUE_TOKEN),
+        **loss_settings(cfg),
+    )
+
+
+def with_que_embedding(model, tokenizer):
+    """Grow the embeddings (and the tied LM decoder) to the tokenizer that holds [QUE]. transformers
+    initialises the new row around the mean of the old ones, so [QUE] starts as an average token."""
+    from training.collate_clism import QUE_TOKEN
+    if model.get_input_embeddings().weight.shape[0] < len(tokenizer):
+        model.resize_token_embeddings(len(tokenizer))
+    model.config.que_token_id = tokenizer.convert_tokens_to_ids(QUE_TOKEN)
+    return model
+
+
+def from_pretrained_backbone(name_or_path: str, tokenizer, cfg) -> CLISMForPreTraining:
+    """Encoder and LM head from any XLM-R checkpoint (`roberta.*`, `lm_head.*`), or a saved CLISM model
+    with its W_s, W_e; this run's loss settings (flags) win over a saved model's."""
+    config = XLMRobertaConfig.from_pretrained(name_or_path)
+    for key, value in loss_settings(cfg).items():
+        setattr(config, key, value)
+    return with_que_embedding(CLISMForPreTraining.from_pretrained(name_or_path, config=config), tokenizer)
+
+
+# ---- training settings (CLISM paper §4.2) ----
+
+@dataclass
+class CLISMTrainConfig(TrainConfig):
+    max_seq_len: int = 256  # "total max input sequence length is set to 256"
+    max_sentence_tokens: int = 128  # "the max length of each sentence is set to 128"
+    spans_per_pair: int = 0  # 0: every span of the row becomes a [QUE] (the paper masks "all selected spans")
+    span_labels: str | None = None  # comma-separated spaCy labels kept as questions; None: all
+    mlm_probability: float = 0.15
+    cacr_temperature: float = 20.0  # "τ in Eq. 7 is set to 20"
+    cacr_tau_reading: str = "scale"
+    no_cacr: bool = False
+    no_mlm: bool = False
+
+
+# Paper: Adam (so no weight decay), lr 1e-5, 1.5K warm-up, batch 64, 15K steps, XLM-R base.
+CONFIGS: dict[str, CLISMTrainConfig] = {
+    "tiny": CLISMTrainConfig(
+        init=None, hidden_size=64, num_layers=2, num_heads=2, intermediate_size=128, vocab_size=2000,
+        dropout=0.0, batch_size=8, grad_accum=1, lr=1e-3, weight_decay=0.0, warmup_steps=0,
+        max_steps=100, shuffle_buffer=64, num_workers=0, log_every=1, save_every=100,
+    ),
+    "base": CLISMTrainConfig(init="xlm-roberta-base", batch_size=64, grad_accum=1, lr=1e-5, weight_decay=0.0,
+                             warmup_steps=1500, max_steps=15_000),
+    # Not in the paper (base only): the same recipe on XLM-R large, batch 64 reached by accumulation.
+    "large": CLISMTrainConfig(
+        init="xlm-roberta-large", hidden_size=1024, num_layers=24, num_heads=16, intermediate_size=4096,
+        batch_size=16, grad_accum=4, lr=1e-5, weight_decay=0.0, warmup_steps=1500, max_steps=15_000,
+    ),
+}
+
+
+def switch(text: str) -> bool:
+    """Flag values for the on/off settings: `--no_cacr true` (the shared parser gives each model flag one value)."""
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r}: expected true or false")
+
+
+def _spec():
+    # Imported here: the model file stays importable (and readable) without the training plumbing.
+    from corpora.schemas import CLISM_SCHEMA
+    from training.collate_clism import CLISMCollator, add_que_token
+    from training.registry import ModelSpec
+
+    return ModelSpec(
+        build_random=lambda cfg, tok: CLISMForPreTraining(build_config(tok, cfg)),
+        build_pretrained=lambda cfg, name, tok: from_pretrained_backbone(name, tok, cfg),
+        from_config=lambda d: CLISMForPreTraining(XLMRobertaConfig.from_dict(d)),
+        collator=lambda cfg, tok: CLISMCollator(
+            tok, cfg.max_sentence_tokens, cfg.max_seq_len, cfg.spans_per_pair, cfg.span_labels,
+            cfg.mlm_probability, mlm=not cfg.no_mlm, cacr=not cfg.no_cacr, seed=cfg.seed),
+        schema=CLISM_SCHEMA,
+        columns=["id", "src_words", "tgt_words", "spans"],
+        word_columns=["src_words", "tgt_words"],
+        configs=CONFIGS,
+        extra_flags={
+            "max_sentence_tokens": (int, "subwords kept per sentence, source and target each (paper: 128)"),
+            "spans_per_pair": (int, "spans of a pair turned into [QUE] questions, chosen by a generator seeded "
+                                    "with (seed, pair id); 0 = all (paper)"),
+            "span_labels": (str, "comma-separated span labels kept as questions, e.g. PERSON,ORG,GPE (default: all)"),
+            "mlm_probability": (float, "share of eligible tokens predicted by MLM (paper: 0.15, BERT's 80/10/10)"),
+            "cacr_temperature": (float, "τ of CACR Eq. 7 (paper: 20)"),
+            "cacr_tau_reading": (str, "how τ enters Eq. 7: 'scale' = cos·τ (default; trains) or 'divide' = "
+                                      "cos/τ (the formula as printed; stays near 3·log B, see docs/clism_model.md)"),
+            "no_cacr": (switch, "true: drop L_cacr and the second pass (paper's ablation); --no_cacr true"),
+            "no_mlm": (switch, "true: drop L_mlm (paper's ablation); --no_mlm true"),
+        },
+        prepare_tokenizer=add_que_token,
+    )
+
+
+SPEC = _spec()
