@@ -15,6 +15,7 @@ the ids are from), stats.parquet and dead_letter/.
 """
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
@@ -30,10 +31,13 @@ from corpora import parallel, sinkhorn, vocap, xy_shards
 from corpora.schemas import XY_MRTD_SCHEMA, XY_TRTD_SCHEMA
 from corpora.wikitext import WIKIPEDIA_LANGUAGES
 from pipelines import common
+# Imported before XyCorpusOptions is defined, so that Beam's one parser of every options class meets
+# vocap's --mono first (see XyCorpusOptions): whatever a process imports first, the flag is defined once.
+from pipelines import vocap as vocap_job
 from pipelines.xy_transforms import ALL, BuildMrtd, BuildTrtd, source_names
 
 JOB = "xy_corpus"
-DEFAULT_VOCAB = "./output/vocap/spm.model"  # where `python -m pipelines.vocap` writes it
+DEFAULT_VOCAB = f"./output/{vocap_job.JOB}/spm.model"  # where `python -m pipelines.vocap` writes it
 DEFAULT_TEMPERATURE = 5.0  # the temperature of Aharoni et al. (2019) and M2M-100's sampling
 # The bundled bitext: the English-X sample of clism_pairs and the X-Y pairs pivoted from it (see
 # corpora/samples/bitext/README.md), one file layout per reader.
@@ -45,9 +49,15 @@ SAMPLE_BITEXT = (("parallel", "en-fr=en-fr.en,en-fr.fr"), ("parallel", "en-ar=en
 class XyCorpusOptions(PipelineOptions):
     @classmethod
     def _add_argparse_args(cls, parser):
-        parser.add_argument("--mono", action="append", metavar="LANG=PATH",
-                            help="monolingual text, one sentence or document per line; repeatable; any Beam "
-                            "filesystem path (.gz/.bz2 by extension). Every bitext language needs some.")
+        try:
+            parser.add_argument("--mono", action="append", metavar="LANG=PATH",
+                                help="monolingual text, one sentence or document per line; repeatable; any Beam "
+                                "filesystem path (.gz/.bz2 by extension). Every bitext language needs some.")
+        except argparse.ArgumentError:
+            # Beam parses every PipelineOptions subclass of the process into one parser, and vocap's
+            # --mono (the same flag: append, LANG=PATH) is already there; this job reads its own
+            # options from a parser of this class alone (common.job_options), where it is defined.
+            pass
         parser.add_argument("--bitext", action="append", metavar="X-Y=PATH",
                             help="X-Y bitext in any direction; repeatable. `X-Y=FILE` (a TSV or `x ||| y` lines) or "
                             "`X-Y=X_FILE,Y_FILE` (two line-aligned files). Without --mono and --bitext, the bundled "
