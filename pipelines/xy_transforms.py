@@ -1,15 +1,20 @@
 """The stages of xy_corpus as DoFns and composite PTransforms; the logic is in corpora/.
 
-  (lang, file) ─► ReadMono ─► lines ─► Batch ─► TokeniseMono ─► key [lang, file, line // pack_lines]
-      ─► GroupByKey ─► PackMrtd (sorted by line number, then packed) ─► MRTD rows
-  BitextSource ─► ReadBitext ─► ParallelPair ─► Batch ─► TokenisePairs ─► TokenisedPair
+  (lang, file) ─► ReadMono ─► batches of lines ─► Reshuffle ─► TokeniseMono ─► key [lang, file,
+      line // pack_lines] ─► GroupByKey ─► PackMrtd (sorted by line number, then packed) ─► MRTD rows
+  BitextSource ─► ReadBitext ─► batches of ParallelPair ─► Reshuffle ─► TokenisePairs ─► batches of
+      TokenisedPair
       ├─► count per language pair ─► ToList ─► PairProbs (Sinkhorn; writes pair_probs.*) ─┐ side input
       └──────────────────────────────────────────────────────────────────────► DrawTrtd ◄┘ ─► TRTD rows
+
+Elements are batches of up to BATCH_SIZE lines or pairs until the rows: one encode call per batch,
+and a shuffle moves a thousand lines for the cost of one element.
 
 The vocabulary is loaded once per worker in setup(), from the copy beside the outputs.
 """
 from __future__ import annotations
 
+import collections
 import logging
 import posixpath
 
@@ -25,6 +30,7 @@ from pipelines.common import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 PROGRESS = logging.getLogger("xlu.progress")
 ALL = "all"  # the stats row of job-wide metrics
 NO_LIMIT = 1 << 62  # corpora.parallel's word limit: xy_corpus limits token ids instead
+BATCH_SIZE = 1024  # lines (or pairs) per element between reading and tokenising: one encode call each
 
 
 def _lines(f):
@@ -54,59 +60,77 @@ class _VocabDoFn(TallyingDoFn):
 
 
 class ReadMonoFn(TallyingDoFn):
-    """(lang, name, path) -> (lang, name, line number, text); not UTF-8 -> dead letter, empty -> counted."""
+    """(lang, name, path) -> (lang, name, [(line number, text), ...]) batches of consecutive lines;
+    not UTF-8 -> dead letter, empty -> counted. Batches, not lines, cross the shuffles: per-element
+    overhead, not tokenisation, dominated the job's time when lines travelled one by one."""
 
     def process(self, element):
         lang, name, path = element
+        batch, counts = [], collections.Counter()
         with FileSystems.open(path) as f:  # compression from the extension
             for number, raw in enumerate(_lines(f), 1):
-                self.tally("read", "lines", lang)
+                counts["lines"] += 1
                 try:
                     text = raw.decode("utf-8").strip()
                 except UnicodeDecodeError:
-                    self.tally("read", "not_utf8", lang)
+                    counts["not_utf8"] += 1
                     yield dead_letter(path, str(number), "read", "not_utf8", raw[:200].decode("utf-8", "replace"))
                     continue
                 if not text:
-                    self.tally("read", "empty", lang)
+                    counts["empty"] += 1
                     continue
-                yield lang, name, number, text
+                batch.append((number, text))
+                if len(batch) == BATCH_SIZE:
+                    yield lang, name, batch
+                    batch = []
+        if batch:
+            yield lang, name, batch
+        for reason, n in sorted(counts.items()):
+            self.tally("read", reason, lang, n)
 
 
 class TokeniseMonoFn(_VocabDoFn):
-    """A batch of lines -> ((lang, name, group), (line number, ids)); one encode call per batch."""
+    """A batch of lines -> ((lang, name, group), [(line number, ids), ...]) per pack group it holds;
+    one encode call per batch."""
 
     def __init__(self, vocab_path: str, pack_lines: int):
         super().__init__(vocab_path)
         self.pack_lines = pack_lines
 
-    def process(self, batch):
+    def process(self, element):
+        lang, name, batch = element
+        groups: dict[int, list] = {}
+        lines = tokens = 0
         # num_threads=1 everywhere: Beam already runs one DoFn per worker thread, and sentencepiece's
         # own pool of a batch encode made the process abort at exit ("terminate called without an
         # active exception", exit status 134) in 2 of 5 runs here.
-        for (lang, name, number, text), ids in zip(batch, self.sp.encode([b[3] for b in batch], num_threads=1)):
+        for (number, text), ids in zip(batch, self.sp.encode([text for _, text in batch], num_threads=1)):
             if not ids:  # only characters the normaliser removes
                 self.tally("tokenise", "empty", lang)
                 yield dead_letter(f"{lang}/{name}", str(number), "tokenise", "empty", text)
                 continue
-            self.tally("mrtd", "lines", lang)
-            self.tally("mrtd", "line_tokens", lang, len(ids))
-            yield (lang, name, (number - 1) // self.pack_lines), (number, ids)
+            lines, tokens = lines + 1, tokens + len(ids)
+            groups.setdefault((number - 1) // self.pack_lines, []).append((number, ids))
+        self.tally("mrtd", "lines", lang, lines)
+        self.tally("mrtd", "line_tokens", lang, tokens)
+        for group, lines_ids in sorted(groups.items()):
+            yield (lang, name, group), lines_ids
 
 
 class PackMrtdFn(TallyingDoFn):
     """One group of consecutive lines -> packed MRTD rows; sorting by line number first makes the
-    packing independent of the order in which the shuffle delivers the lines."""
+    packing independent of the order in which the shuffle delivers the batches."""
 
     def __init__(self, max_len: int):
         self.max_len = max_len
 
     def process(self, element):
-        (lang, name, group), lines = element
-        ordered = [ids for _, ids in sorted(lines)]
-        for k, ids in enumerate(xy_shards.pack_sequences(ordered, self.max_len)):
-            self.tally("mrtd", "sequences", lang)
-            self.tally("mrtd", "tokens", lang, len(ids))
+        (lang, name, group), batches = element
+        ordered = [ids for _, ids in sorted(line for batch in batches for line in batch)]
+        sequences = xy_shards.pack_sequences(ordered, self.max_len)
+        self.tally("mrtd", "sequences", lang, len(sequences))
+        self.tally("mrtd", "tokens", lang, sum(len(ids) for ids in sequences))
+        for k, ids in enumerate(sequences):
             yield {"id": f"{lang}/{name}/{group:06d}/{k:06d}", "lang": lang, "input_ids": ids}
 
 
@@ -118,13 +142,12 @@ class BuildMrtd(beam.PTransform):
         self.vocab_path, self.max_len, self.pack_lines = vocab_path, max_len, pack_lines
 
     def expand(self, files):
-        read = files | "ReadMono" >> beam.ParDo(ReadMonoFn()).with_outputs(STATS, DEAD_LETTER, main="lines")
+        read = files | "ReadMono" >> beam.ParDo(ReadMonoFn()).with_outputs(STATS, DEAD_LETTER, main="batches")
         tokenised = (
-            read["lines"]
-            | "SpreadLines" >> beam.Reshuffle()
-            | "BatchLines" >> beam.BatchElements(min_batch_size=64, max_batch_size=1024)
+            read["batches"]
+            | "SpreadBatches" >> beam.Reshuffle()
             | "TokeniseMono" >> beam.ParDo(TokeniseMonoFn(self.vocab_path, self.pack_lines))
-            .with_output_types(tuple[tuple[str, str, int], tuple[int, list[int]]])  # keyed, for GroupLines
+            .with_output_types(tuple[tuple[str, str, int], list[tuple[int, list[int]]]])  # keyed, for GroupLines
             .with_outputs(STATS, DEAD_LETTER, main="ids")
         )
         packed = (
@@ -141,14 +164,16 @@ class BuildMrtd(beam.PTransform):
 
 
 class ReadBitextFn(TallyingDoFn):
-    """(BitextSource, name) -> ParallelPair (x side first); bad lines are counted and dead-lettered.
-    A file is read by one worker from start to end; the Reshuffle after it spreads the pairs."""
+    """(BitextSource, name) -> batches of ParallelPair (x side first); bad lines are counted and
+    dead-lettered. A file is read by one worker from start to end; the Reshuffle after it spreads
+    the batches."""
 
     def process(self, element):
         source, name = element
         lang = xy_shards.pair_key(source.x_lang, source.y_lang)
         record_name = f"{source.key}/{name}"
         handles = [FileSystems.open(p) for p in source.paths]
+        batch, counts = [], collections.Counter()
         try:
             if len(handles) == 2:
                 records = parallel.read_two_files(_lines(handles[0]), _lines(handles[1]), source.as_pair_source(),
@@ -156,20 +181,27 @@ class ReadBitextFn(TallyingDoFn):
             else:
                 records = parallel.read_single_file(_lines(handles[0]), source.as_pair_source(), record_name, NO_LIMIT)
             for record in records:
-                self.tally("read", "lines", lang)
+                counts["lines"] += 1
                 if isinstance(record, parallel.BadLine):
-                    self.tally("read", record.reason, lang)
+                    counts[record.reason] += 1
                     yield dead_letter(",".join(source.paths), record.pair_id, "read", record.reason, record.excerpt)
-                else:
-                    yield record
+                    continue
+                batch.append(record)
+                if len(batch) == BATCH_SIZE:
+                    yield batch
+                    batch = []
+            if batch:
+                yield batch
         finally:
             for h in handles:
                 h.close()
+        for reason, n in sorted(counts.items()):
+            self.tally("read", reason, lang, n)
 
 
 class TokenisePairsFn(_VocabDoFn):
-    """A batch of ParallelPair -> TokenisedPair; a side with no ids or a pair over max_len is a
-    counted drop (a truncated translation would no longer be one)."""
+    """A batch of ParallelPair -> a batch of TokenisedPair; a side with no ids or a pair over
+    max_len is a counted drop (a truncated translation would no longer be one)."""
 
     def __init__(self, vocab_path: str, max_len: int):
         super().__init__(vocab_path)
@@ -178,6 +210,7 @@ class TokenisePairsFn(_VocabDoFn):
     def process(self, batch):
         xs = self.sp.encode([p.src_text for p in batch], num_threads=1)
         ys = self.sp.encode([p.tgt_text for p in batch], num_threads=1)
+        usable, counts = [], collections.Counter()
         for pair, x_ids, y_ids in zip(batch, xs, ys):
             x_lang, y_lang = pair.tgt_lang.split("-")  # the readers carry the X-Y key there
             lang = xy_shards.pair_key(x_lang, y_lang)
@@ -190,8 +223,17 @@ class TokenisePairsFn(_VocabDoFn):
                 self.tally("pairs", "too_long", lang)
                 yield dead_letter(lang, pair.pair_id, "tokenise", "too_long", excerpt)
                 continue
-            self.tally("pairs", "usable", lang)
-            yield xy_shards.TokenisedPair(pair.pair_id, x_lang, y_lang, tuple(x_ids), tuple(y_ids))
+            counts[lang] += 1
+            usable.append(xy_shards.TokenisedPair(pair.pair_id, x_lang, y_lang, tuple(x_ids), tuple(y_ids)))
+        for lang, n in sorted(counts.items()):
+            self.tally("pairs", "usable", lang, n)
+        if usable:
+            yield usable
+
+
+def count_by_language_pair(batch: list[xy_shards.TokenisedPair]):
+    counts = collections.Counter(xy_shards.pair_key(p.x_lang, p.y_lang) for p in batch)
+    return sorted(counts.items())
 
 
 class PairProbsFn(TallyingDoFn):
@@ -229,27 +271,32 @@ class PairProbsFn(TallyingDoFn):
 
 
 class DrawTrtdFn(TallyingDoFn):
-    """TokenisedPair -> 0..k TRTD rows by pair_probs (corpora/xy_shards.py), each copy flipped or not."""
+    """A batch of TokenisedPair -> 0..k TRTD rows per pair by pair_probs (corpora/xy_shards.py),
+    each copy flipped or not."""
 
     def __init__(self, seed: int):
         self.seed = seed
 
-    def process(self, pair: xy_shards.TokenisedPair, table):
-        lang = xy_shards.pair_key(pair.x_lang, pair.y_lang)
-        pairs, prob = table["pairs"][lang]
-        copies = xy_shards.draw_count(self.seed, pair.pair_id, xy_shards.draw_rate(prob, pairs, table["target"]))
-        for k in range(copies):
-            flipped = xy_shards.is_flipped(self.seed, pair.pair_id, k)
-            if flipped:
-                src_lang, tgt_lang, first, second = pair.y_lang, pair.x_lang, pair.y_ids, pair.x_ids
-            else:
-                src_lang, tgt_lang, first, second = pair.x_lang, pair.y_lang, pair.x_ids, pair.y_ids
-            ids, src_len = xy_shards.trtd_sequence(first, second)
-            self.tally("trtd", "rows", lang)
-            self.tally("trtd", "flipped", lang, int(flipped))
-            self.tally("trtd", "tokens", lang, len(ids))
-            yield {"id": f"{pair.pair_id}#{k}", "src_lang": src_lang, "tgt_lang": tgt_lang, "input_ids": ids,
-                   "src_len": src_len, "flipped": flipped}
+    def process(self, batch: list[xy_shards.TokenisedPair], table):
+        counts = collections.Counter()
+        for pair in batch:
+            lang = xy_shards.pair_key(pair.x_lang, pair.y_lang)
+            pairs, prob = table["pairs"][lang]
+            copies = xy_shards.draw_count(self.seed, pair.pair_id, xy_shards.draw_rate(prob, pairs, table["target"]))
+            for k in range(copies):
+                flipped = xy_shards.is_flipped(self.seed, pair.pair_id, k)
+                if flipped:
+                    src_lang, tgt_lang, first, second = pair.y_lang, pair.x_lang, pair.y_ids, pair.x_ids
+                else:
+                    src_lang, tgt_lang, first, second = pair.x_lang, pair.y_lang, pair.x_ids, pair.y_ids
+                ids, src_len = xy_shards.trtd_sequence(first, second)
+                counts[(lang, "rows")] += 1
+                counts[(lang, "flipped")] += flipped
+                counts[(lang, "tokens")] += len(ids)
+                yield {"id": f"{pair.pair_id}#{k}", "src_lang": src_lang, "tgt_lang": tgt_lang, "input_ids": ids,
+                       "src_len": src_len, "flipped": flipped}
+        for (lang, metric), n in sorted(counts.items()):
+            self.tally("trtd", metric, lang, n)
 
 
 class BuildTrtd(beam.PTransform):
@@ -261,17 +308,16 @@ class BuildTrtd(beam.PTransform):
 
     def expand(self, sources):
         opts = self.opts
-        read = sources | "ReadBitext" >> beam.ParDo(ReadBitextFn()).with_outputs(STATS, DEAD_LETTER, main="pairs")
+        read = sources | "ReadBitext" >> beam.ParDo(ReadBitextFn()).with_outputs(STATS, DEAD_LETTER, main="batches")
         tokenised = (
-            read["pairs"]
-            | "SpreadPairs" >> beam.Reshuffle()
-            | "BatchPairs" >> beam.BatchElements(min_batch_size=64, max_batch_size=1024)
+            read["batches"]
+            | "SpreadBatches" >> beam.Reshuffle()
             | "TokenisePairs" >> beam.ParDo(TokenisePairsFn(self.vocab_path, opts.max_len)).with_outputs(
                 STATS, DEAD_LETTER, main="pairs")
         )
         probs = (
             tokenised["pairs"]
-            | "KeyByLanguagePair" >> beam.Map(lambda p: (xy_shards.pair_key(p.x_lang, p.y_lang), 1))
+            | "CountByLanguagePair" >> beam.FlatMap(count_by_language_pair)
             | "CountPairs" >> beam.CombinePerKey(sum)
             | "AllCounts" >> beam.combiners.ToList()
             | "PairProbs" >> beam.ParDo(PairProbsFn(opts.output, opts.temperature, opts.epsilon,
