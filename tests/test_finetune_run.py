@@ -208,8 +208,10 @@ def test_squad_overfits_and_extracts_the_answers_through_sliding_windows(tiny_mp
 
 
 def test_ner_overfits_and_decodes_typed_entities(tiny_mpmr, data, tmp_path):
-    result = run("ner", tiny_mpmr, data["ner"], tmp_path, "--max_steps", "200", "--batch_size", "20")
+    result = run("ner", tiny_mpmr, data["ner"], tmp_path, "--max_steps", "200", "--batch_size", "20", "--eval_every", "50")
     print(f"ner: {result['metrics']} in {result['train_seconds']:.1f}s")
+    assert [e["step"] for e in result["evaluations"]] == [50, 100, 150, 200]
+    assert result["evaluations"][-1]["f1"] == result["metrics"]["f1"]
     assert result["train_rows"] == 5 * 4  # five sentences x PER/LOC/ORG/MISC
     assert result["metrics"]["gold"] == 13
     assert result["metrics"]["f1"] >= 90.0
