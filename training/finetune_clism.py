@@ -1,0 +1,358 @@
+"""Fine-tune a CLISM model for extractive QA the paper's way, with `[QUE]` (CLISM paper §3.4, Eq. 10),
+or the standard way without it, in full-data or the paper's few-shot protocol (Appendix C, Table 9).
+
+    # the paper's few-shot protocol: 64...1024 examples, 5 samples (seeds) each, 200 steps each
+    python -m training.finetune_clism --init runs/clism/final --train squad/train-v1.1.json \\
+        --eval mlqa/dev-context-de-question-de.json --output runs/fewshot --few_shot 64,128,256,512,1024
+    # the same with both heads, for the comparison
+    python -m training.finetune_clism ... --few_shot 64,128,256,512,1024 --head que standard
+    # full data (paper Appendix C: batch 32, lr 3e-5, 384 subwords, 5 epochs)
+    python -m training.finetune_clism --init runs/clism/final --train ... --eval ... --output runs/full
+
+Heads (`--head`):
+* que (paper): `<s> Q [QUE] </s></s> P </s>`; the answer's start and end are read off the `[QUE]`
+  representation through the pre-trained W_s and W_e, softmax over the passage, exactly as CLISM
+  pre-training asks each [QUE] for its aligned target span (Eq. 1–4).
+* standard: `<s> Q </s></s> P </s>` and a fresh per-token start/end classifier (XLMRobertaForQuestionAnswering's
+  head), the usual xMRC fine-tune.
+--init is a saved CLISM model (training.run's final/) or any XLM-R checkpoint; the latter gets a new
+[QUE] row (que head) and fresh W_s, W_e.
+
+Data: SQuAD v1.1-format JSON (SQuAD, MLQA, XQuAD), read and scored by training/tasks/squad.py (the one
+reader and the official metric, shared with training.finetune). Contexts longer than the window are
+cut into overlapping word windows (squad.to_rows). Training windows that do not hold the answer are
+left out (counted): the [QUE] head, like its pre-training, has no "no answer" position. At prediction
+the best span (start ≤ end, at most --max_answer_tokens subwords, score start + end logit) over all
+windows of a question wins.
+
+Few-shot: for each size n and seed s, n examples are sampled from --train with random.Random(s), a
+fresh model is loaded from --init, trained --max_steps steps (paper: 200) and scored on --eval; the
+command prints the mean and the spread (sample standard deviation, min, max) of F1 and EM over the
+seeds. OUTPUT receives metrics.json (every run and the summary) and, in full-data mode, the model
+(OUTPUT/<head>/final/, save_pretrained) and predictions.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import random
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch
+from transformers import AutoTokenizer, XLMRobertaConfig
+
+from training.collate_clism import QUE_TOKEN, add_que_token
+from training.models.clism import CLISMForQuestionAnswering, with_que_embedding
+from training.run import lr_lambda, param_groups
+from training.tasks import squad
+
+HEADS = ("que", "standard")
+PAPER_SIZES = (64, 128, 256, 512, 1024)
+
+
+# ---- model and tokenizer ----
+
+def load_model(init: str, head: str) -> tuple[CLISMForQuestionAnswering, object]:
+    tokenizer = AutoTokenizer.from_pretrained(init)
+    if not tokenizer.is_fast:
+        raise ValueError(f"--init {init}: tokenizer {type(tokenizer).__name__} is not a fast tokenizer "
+                         "(subword-to-word mapping needs word_ids())")
+    config = XLMRobertaConfig.from_pretrained(init)
+    config.qa_head = head
+    model = CLISMForQuestionAnswering.from_pretrained(init, config=config)
+    if head == "que":
+        model = with_que_embedding(model, add_que_token(tokenizer))
+    return model, tokenizer
+
+
+# ---- rows -> tensors ----
+
+class QACollator:
+    """MRC rows (squad.to_rows: query_words, context_words of one window, answers as window word spans)
+    -> `<s> Q [QUE] </s></s> P </s>` (que) or `<s> Q </s></s> P </s>` (standard), with the passage mask,
+    the passage word of each subword and, for training, the first answer's start and end subwords."""
+
+    def __init__(self, tokenizer, head: str, max_query_tokens: int = 64, max_seq_len: int = 384):
+        self.tokenizer = tokenizer
+        self.head = head
+        self.max_query_tokens = max_query_tokens
+        self.max_seq_len = max_seq_len
+        self.que = tokenizer.convert_tokens_to_ids(QUE_TOKEN) if head == "que" else None
+        self.cls, self.sep, self.pad = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id
+
+    def _encode(self, words: list[list[str]]):
+        enc = self.tokenizer([w or [""] for w in words], is_split_into_words=True, add_special_tokens=False)
+        return [(enc["input_ids"][i], enc.word_ids(i)) for i in range(len(words))]
+
+    def __call__(self, rows: list[dict], train: bool = False) -> dict:
+        counts: Counter = Counter()
+        made = []
+        for row, (q_ids, _), (p_ids, p_words) in zip(rows, self._encode([r["query_words"] for r in rows]),
+                                                     self._encode([r["context_words"] for r in rows])):
+            q_ids = q_ids[: self.max_query_tokens]
+            question = [*q_ids, self.que] if self.head == "que" else q_ids
+            offset = len(question) + 3  # <s> Q [QUE] </s></s>
+            room = self.max_seq_len - offset - 1
+            # The first word the truncation cuts into (even partly); answers ending before it survive.
+            cut_word = p_words[room] if len(p_ids) > room else len(row["context_words"])
+            if len(p_ids) > room:
+                counts["windows/passage_truncated"] += 1
+            p_ids, p_words = p_ids[:room], [w if w is not None else -1 for w in p_words[:room]]
+            ids = [self.cls, *question, self.sep, self.sep, *p_ids, self.sep]
+            start = end = -100
+            if train:
+                first, last = {}, {}
+                for k, w in enumerate(p_words):
+                    if w >= 0:
+                        first.setdefault(w, offset + k)
+                        last[w] = offset + k
+                a = row["answers"][0]
+                inside = [w for w in range(a["start"], a["end"] + 1) if w in first]
+                if not inside or a["end"] >= cut_word:
+                    counts["windows/answer_cut"] += 1  # left out, never mislabelled
+                    continue
+                start, end = first[inside[0]], last[inside[-1]]
+            made.append((ids, offset, p_words, len(question), start, end))
+        counts["windows"] += len(made)
+        B, T = len(made), max((len(m[0]) for m in made), default=1)
+        batch = {
+            "input_ids": torch.full((B, T), self.pad, dtype=torch.long),
+            "attention_mask": torch.zeros((B, T), dtype=torch.long),
+            "passage_mask": torch.zeros((B, T), dtype=torch.bool),
+            "context_word": torch.full((B, T), -1, dtype=torch.long),
+            "que_position": torch.zeros(B, dtype=torch.long),
+        }
+        if train:
+            batch["answer_start"] = torch.tensor([m[4] for m in made], dtype=torch.long)
+            batch["answer_end"] = torch.tensor([m[5] for m in made], dtype=torch.long)
+        for b, (ids, offset, p_words, q_len, _, _) in enumerate(made):
+            batch["input_ids"][b, : len(ids)] = torch.tensor(ids)
+            batch["attention_mask"][b, : len(ids)] = 1
+            batch["passage_mask"][b, offset: offset + len(p_words)] = True
+            batch["context_word"][b, offset: offset + len(p_words)] = torch.tensor(p_words, dtype=torch.long)
+            batch["que_position"][b] = q_len  # <s> at 0, so [QUE] (the last question token) sits at q_len
+        batch["counts"] = dict(counts)
+        return batch
+
+
+def best_span(start: torch.Tensor, end: torch.Tensor, context_word: torch.Tensor, max_answer_tokens: int):
+    """(score, first word, last word) of the best passage span i <= j < i + max_answer_tokens."""
+    t = start.shape[0]
+    scores = start[:, None] + end[None, :]
+    band = torch.ones(t, t, dtype=torch.bool).triu() & ~torch.ones(t, t, dtype=torch.bool).triu(max_answer_tokens)
+    ok = band & (context_word >= 0)[:, None] & (context_word >= 0)[None, :]
+    if not ok.any():
+        return None
+    flat = scores.masked_fill(~ok, float("-inf")).flatten()
+    k = int(flat.argmax())
+    return float(flat[k]), int(context_word[k // t]), int(context_word[k % t])
+
+
+# ---- one fine-tuning run ----
+
+def train_rows(examples, tokenizer, args, head: str, counts: Counter) -> list[dict]:
+    room_len = args.max_seq_len - (1 if head == "que" else 0)  # squad.to_rows does not know about [QUE]
+    rows, _ = squad.to_rows(examples, tokenizer, args.max_query_tokens, room_len, args.doc_stride, train=True)
+    kept = [r for r in rows if r["answers"]]
+    counts["windows/without_answer_left_out"] += len(rows) - len(kept)
+    return kept
+
+
+def evaluate(model, collator: QACollator, examples, tokenizer, args, head: str, device, autocast):
+    room_len = args.max_seq_len - (1 if head == "que" else 0)
+    rows, wins = squad.to_rows(examples, tokenizer, args.max_query_tokens, room_len, args.doc_stride, train=False)
+    best: dict[int, tuple[float, int, int]] = {}
+    model.eval()
+    with torch.no_grad():
+        for s in range(0, len(rows), args.eval_batch_size):
+            batch = collator(rows[s: s + args.eval_batch_size])
+            with autocast:
+                start, end = model.span_logits(batch["input_ids"].to(device), batch["attention_mask"].to(device),
+                                               batch["passage_mask"].to(device), batch["que_position"].to(device))
+            start, end = start.float().cpu(), end.float().cpu()
+            for b in range(start.shape[0]):
+                found = best_span(start[b], end[b], batch["context_word"][b], args.max_answer_tokens)
+                w = wins[s + b]
+                if found and (w.example not in best or found[0] > best[w.example][0]):
+                    best[w.example] = (found[0], w.first + found[1], w.first + found[2])
+    predictions = {ex.id: squad.predict_text(ex, *best[n][1:]) if n in best else "" for n, ex in enumerate(examples)}
+    return squad.squad_evaluate(examples, predictions), predictions
+
+
+def finetune_once(args, head: str, train_examples, eval_examples, seed: int, max_steps: int | None,
+                  save_to: Path | None = None) -> dict:
+    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
+    torch.manual_seed(seed)  # the fresh head (standard, or W_s/W_e on a plain XLM-R) and dropout
+    model, tokenizer = load_model(args.init, head)
+    model.to(device)
+    collator = QACollator(tokenizer, head, args.max_query_tokens, args.max_seq_len)
+    counts: Counter = Counter()
+    rows = train_rows(train_examples, tokenizer, args, head, counts)
+    if not rows:
+        raise ValueError(f"--train {args.train}: no training window holds its answer")
+    steps_per_epoch = max(1, math.ceil(len(rows) / args.batch_size))
+    max_steps = max_steps or max(1, round(args.epochs * steps_per_epoch))
+    optimizer = torch.optim.AdamW(param_groups(model, args.weight_decay), lr=args.lr, fused=device.type == "cuda")
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(int(args.warmup_ratio * max_steps), max_steps))
+    order_rng = random.Random(seed)
+
+    def batches() -> Iterator[list[dict]]:
+        while True:  # a fresh shuffle every epoch; 200 steps of 32 over 64 examples is 100 epochs
+            order = list(range(len(rows)))
+            order_rng.shuffle(order)
+            for k in range(0, len(order), args.batch_size):
+                yield [rows[i] for i in order[k: k + args.batch_size]]
+
+    stream, losses, start_time = batches(), [], time.perf_counter()
+    for step in range(1, max_steps + 1):
+        model.train()
+        batch = collator(next(stream), train=True)
+        counts.update(batch.pop("counts"))
+        if batch["input_ids"].shape[0] == 0:
+            continue
+        batch = {k: v.to(device) for k, v in batch.items()}
+        with autocast:
+            loss, _ = model(**batch)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip or float("inf"))
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        if step % args.log_every == 0 or step in (1, max_steps):
+            losses.append({"step": step, "loss": loss.item()})
+    train_seconds = time.perf_counter() - start_time
+    metrics, predictions = evaluate(model, collator, eval_examples, tokenizer, args, head, device, autocast)
+    if save_to is not None:
+        model.save_pretrained(save_to / "final")
+        tokenizer.save_pretrained(save_to / "final")
+        (save_to / "predictions.json").write_text(json.dumps(predictions, indent=2, ensure_ascii=False))
+    return {"head": head, "seed": seed, "train_examples": len(train_examples), "train_windows": len(rows),
+            "steps": max_steps, "train_seconds": train_seconds, **metrics, "losses": losses, "counts": dict(counts)}
+
+
+# ---- protocols ----
+
+def spread(values: list[float]) -> dict:
+    return {"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0,
+            "min": min(values), "max": max(values)}
+
+
+def few_shot(args, train_examples, eval_examples) -> dict:
+    runs, summary = [], []
+    for n in args.few_shot:
+        if n > len(train_examples):
+            raise ValueError(f"--few_shot {n}: --train {args.train} has only {len(train_examples)} examples")
+        for head in args.head:
+            results = []
+            for seed in range(args.seed, args.seed + args.seeds):
+                # The sample depends on (n, seed) only, so both heads see the same examples.
+                sample = random.Random(seed).sample(train_examples, n)
+                r = finetune_once(args, head, sample, eval_examples, seed, args.max_steps or 200)
+                results.append(r)
+                print(f"few-shot {head} n={n} seed={seed}: F1 {r['f1']:.2f} EM {r['exact_match']:.2f} "
+                      f"({r['train_seconds']:.1f}s)", file=sys.stderr)
+            runs.extend(results)
+            summary.append({"head": head, "examples": n, "seeds": len(results),
+                            "f1": spread([r["f1"] for r in results]),
+                            "exact_match": spread([r["exact_match"] for r in results])})
+    print(format_summary(summary))
+    return {"runs": runs, "summary": summary}
+
+
+def format_summary(summary: list[dict]) -> str:
+    lines = [f"{'head':<9} {'examples':>8} {'seeds':>5}   {'F1 mean ± sd [min, max]':<28} {'EM mean ± sd [min, max]':<28}"]
+    for s in summary:
+        f, e = s["f1"], s["exact_match"]
+        lines.append(f"{s['head']:<9} {s['examples']:>8} {s['seeds']:>5}   "
+                     f"{f['mean']:6.2f} ± {f['std']:5.2f} [{f['min']:.1f}, {f['max']:.1f}]".ljust(56)
+                     + f"{e['mean']:6.2f} ± {e['std']:5.2f} [{e['min']:.1f}, {e['max']:.1f}]")
+    return "\n".join(lines)
+
+
+def full_data(args, train_examples, eval_examples, out: Path) -> dict:
+    runs = []
+    for head in args.head:
+        r = finetune_once(args, head, train_examples, eval_examples, args.seed, args.max_steps, save_to=out / head)
+        runs.append(r)
+        print(f"{head}: F1 {r['f1']:.2f} EM {r['exact_match']:.2f} ({r['steps']} steps, {r['train_seconds']:.1f}s)")
+    return {"runs": runs}
+
+
+# ---- command line ----
+
+def sizes(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated example counts, e.g. 64,128,256") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected positive example counts")
+    return values
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m training.finetune_clism", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--init", required=True, metavar="PATH",
+                   help="a saved CLISM model (training.run's OUTPUT/final) or any XLM-R checkpoint; tokenizer from the same path")
+    p.add_argument("--train", required=True, metavar="FILE", help="SQuAD v1.1-format JSON to train on (English SQuAD in the paper)")
+    p.add_argument("--eval", required=True, metavar="FILE", help="SQuAD v1.1-format JSON to score (MLQA, XQuAD)")
+    p.add_argument("--output", required=True, metavar="DIR", help="run folder: metrics.json; full data: <head>/final and predictions")
+    p.add_argument("--head", nargs="+", choices=HEADS, default=["que"],
+                   help="que: the paper's [QUE] head (Eq. 10); standard: no [QUE], a fresh start/end classifier; "
+                        "both for the comparison (default: que)")
+    p.add_argument("--few_shot", type=sizes, default=None, metavar="N,N,...",
+                   help="the few-shot protocol over these training-set sizes (paper: 64,128,256,512,1024); "
+                        "without it, one full-data run per head")
+    p.add_argument("--seeds", type=int, default=5, help="few-shot: samples (and seeds) per size (paper: 5)")
+    p.add_argument("--seed", type=int, default=0, help="first seed; few-shot uses --seed ... --seed + --seeds - 1")
+    p.add_argument("--max_steps", type=int, default=None,
+                   help="optimiser steps per run (default: few-shot 200, the paper's; full data: --epochs)")
+    p.add_argument("--epochs", type=float, default=5.0, help="full data, when --max_steps is not given (paper: 5)")
+    p.add_argument("--lr", type=float, default=3e-5, help="peak learning rate (paper, xMRC: 3e-5)")
+    p.add_argument("--batch_size", type=int, default=32, help="windows per step (paper: 32)")
+    p.add_argument("--max_seq_len", type=int, default=384, help="subwords per window, specials and [QUE] included (paper: 384)")
+    p.add_argument("--max_query_tokens", type=int, default=64, help="question subwords kept")
+    p.add_argument("--doc_stride", type=int, default=128, help="subwords of overlap between context windows")
+    p.add_argument("--max_answer_tokens", type=int, default=30, help="longest predicted answer, in subwords")
+    p.add_argument("--warmup_ratio", type=float, default=0.1, help="share of steps warming up linearly, then linear decay")
+    p.add_argument("--weight_decay", type=float, default=0.0, help="AdamW weight decay (paper: Adam, so 0)")
+    p.add_argument("--grad_clip", type=float, default=1.0, help="clip the global gradient norm to this (0: off)")
+    p.add_argument("--max_train_examples", type=int, default=None, help="full data: use only the first N training examples")
+    p.add_argument("--max_eval_examples", type=int, default=None, help="score only the first N evaluation examples")
+    p.add_argument("--eval_batch_size", type=int, default=64, help="windows per evaluation batch")
+    p.add_argument("--log_every", type=int, default=10, help="steps between recorded training losses")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when there is one)")
+    return p
+
+
+def main(argv=None) -> dict:
+    args = build_parser().parse_args(argv)
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        train_examples = squad.read_squad(args.train)
+        eval_examples = squad.read_squad(args.eval)[: args.max_eval_examples]
+        if not train_examples:
+            raise ValueError(f"--train {args.train}: no examples")
+        if args.few_shot:
+            result = few_shot(args, train_examples, eval_examples)
+        else:
+            result = full_data(args, train_examples[: args.max_train_examples], eval_examples, out)
+    except (FileNotFoundError, ValueError) as e:
+        sys.exit(f"training.finetune_clism: {e}")
+    result = {"args": vars(args), **result}
+    (out / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    return result
+
+
+if __name__ == "__main__":
+    main()
