@@ -1,0 +1,120 @@
+"""wiki_mrc distributed over a real dask.distributed cluster: a scheduler and two worker processes.
+
+The real English excerpt, re-packed as a multistream dump so that its byte ranges are read by
+different workers, runs through `examples/beam_dask_runner.py` (Beam 2.77's DaskRunner with the
+fixes its docstring lists: Beam's own cannot run multi-output ParDos) and must give byte-identical
+Parquet to DirectRunner. Needs `apache-beam[dask]` (the scale extra); skipped without it.
+"""
+from __future__ import annotations
+
+import bz2
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+distributed = pytest.importorskip("distributed", reason="needs the scale extra: pip install -e '.[scale]'")
+
+from corpora.multistream import split_dump_pages, write_multistream  # noqa: E402
+from pipelines import wiki_mrc  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+EXCERPT = ROOT.parent / "shared" / "data" / "wikipedia" / "enwiki-excerpt.xml.bz2"
+SAMPLE = ROOT / "corpora" / "samples" / "wiki" / "enwiki-sample-pages-articles-multistream.xml.bz2"
+WORKERS = 2
+
+
+@pytest.fixture(scope="module")
+def dask_cluster(tmp_path_factory):
+    """`dask scheduler` and `dask worker --nworkers 2` as separate processes, stopped afterwards."""
+    tmp = tmp_path_factory.mktemp("dask")
+    scheduler_file = tmp / "scheduler.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLES), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    logs = [open(tmp / "scheduler.log", "wb"), open(tmp / "workers.log", "wb")]
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+         "--no-dashboard", "--scheduler-file", str(scheduler_file)],
+        env=env, cwd=tmp, stdout=logs[0], stderr=subprocess.STDOUT,
+    )
+    workers = None
+    try:
+        deadline = time.time() + 60
+        while not scheduler_file.exists():
+            assert scheduler.poll() is None and time.time() < deadline, (tmp / "scheduler.log").read_text()
+            time.sleep(0.2)
+        # cwd elsewhere than the checkout: the workers must get paths and code through the job, not by luck.
+        workers = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(scheduler_file),
+             "--nworkers", str(WORKERS), "--nthreads", "1", "--no-dashboard", "--memory-limit", "2GB"],
+            env=env, cwd=tmp, stdout=logs[1], stderr=subprocess.STDOUT,
+        )
+        with distributed.Client(scheduler_file=str(scheduler_file), timeout=60) as client:
+            client.wait_for_workers(WORKERS, timeout=90)
+        yield scheduler_file
+    finally:
+        if workers is not None and scheduler_file.exists():
+            try:  # an orderly stop of scheduler and workers is faster than waiting on SIGTERM
+                with distributed.Client(scheduler_file=str(scheduler_file), timeout=10) as client:
+                    client.shutdown()
+            except (OSError, TimeoutError):
+                pass
+        for process in (workers, scheduler):
+            if process is not None:
+                process.terminate()
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+        for log in logs:
+            log.close()
+
+
+def outputs(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*.parquet"))}
+
+
+def run_on_dask_and_direct(tmp_path, scheduler_file, dump: Path, *args: str):
+    """The same job on the cluster and on DirectRunner; the names of the workers that ran bundles."""
+    sys.path.insert(0, str(EXAMPLES))  # --runner beam_dask_runner.DaskRunner is imported by Beam here
+    try:
+        with distributed.Client(scheduler_file=str(scheduler_file)) as monitor, distributed.get_task_stream(monitor) as tasks:
+            dask_stats = wiki_mrc.run(["--runner", "beam_dask_runner.DaskRunner", "--dask_scheduler_file", str(scheduler_file),
+                                       "--output", str(tmp_path / "dask"), "--dump", f"en={dump}", *args])
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    direct_stats = wiki_mrc.run(["--runner", "DirectRunner", "--output", str(tmp_path / "direct"), "--dump", f"en={dump}", *args])
+    bundle_workers = {t["worker"] for t in tasks.data if "_run_bundle" in str(t["key"])}
+    return dask_stats, direct_stats, bundle_workers
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not EXCERPT.exists(), reason="../shared/data is not beside this checkout")
+def test_wiki_mrc_on_dask_cluster_matches_direct_runner_on_real_excerpt(tmp_path, dask_cluster):
+    with bz2.open(EXCERPT, "rb") as f:
+        header, pages, footer = split_dump_pages(iter(lambda: f.read(1 << 20), b""))
+    dump = tmp_path / "enwiki-excerpt-pages-articles-multistream.xml.bz2"
+    write_multistream(pages, header, footer, dump, tmp_path / "enwiki-excerpt-pages-articles-multistream-index.txt.bz2", 10)
+    dask_stats, direct_stats, bundle_workers = run_on_dask_and_direct(
+        tmp_path, dask_cluster, dump, "--min_mentions_en", "2", "--streams_per_range", "2")
+    assert dask_stats.equals(direct_stats)
+    by_metric = {r["metric"]: r["value"] for r in direct_stats.to_pylist()}
+    assert by_metric["pages/read"] == 206 and by_metric["examples/answerable"] > 50
+    dask_files, direct_files = outputs(tmp_path / "dask"), outputs(tmp_path / "direct")
+    assert any(name.startswith("data/train-") for name in direct_files)
+    assert dask_files == direct_files  # same rows, same shards, same bytes
+    assert len(bundle_workers) == WORKERS, "both worker processes ran DoFn bundles"
+
+
+def test_wiki_mrc_on_dask_cluster_matches_direct_runner_on_sample(tmp_path, dask_cluster):
+    """The bundled multistream sample (bad pages included, so dead letters and stats cross the cluster)."""
+    dask_stats, direct_stats, bundle_workers = run_on_dask_and_direct(tmp_path, dask_cluster, SAMPLE, "--streams_per_range", "1")
+    assert dask_stats.equals(direct_stats)
+    dask_files, direct_files = outputs(tmp_path / "dask"), outputs(tmp_path / "direct")
+    assert any(name.startswith("dead_letter/") for name in direct_files)
+    assert dask_files == direct_files
+    assert len(bundle_workers) == WORKERS
