@@ -275,3 +275,9 @@ def test_a_missing_file_is_one_clear_line(tiny_mpmr, tmp_path):
     with pytest.raises(SystemExit, match="nope.json: file not found"):
         finetune.main(["--task", "squad", "--init", str(tiny_mpmr), "--train", str(tmp_path / "nope.json"),
                        "--eval", str(tmp_path / "nope.json"), "--output", str(tmp_path / "out")])
+
+
+def test_an_init_that_is_not_a_model_is_one_clear_line(data, tmp_path):
+    with pytest.raises(SystemExit, match="--init .*no_model: not a model folder"):
+        finetune.main(["--task", "pair", "--init", str(tmp_path / "no_model"), "--train", str(data["pair"]),
+                       "--eval", str(data["pair"]), "--output", str(tmp_path / "out")])

@@ -250,8 +250,8 @@ def finetune(args: argparse.Namespace) -> dict:
     eval_examples = task.read(args.eval)[: args.max_eval_examples]
     if not train_examples:
         raise ValueError(f"--train {args.train}: no examples")
-    tokenizer = load_tokenizer(args.init)
     model = load_reader(args.init, args.extractor_hidden_size).to(device)
+    tokenizer = load_tokenizer(args.init)
     collator = MPMRCollator(tokenizer, args.max_query_tokens, args.max_seq_len)
     rows = task.train_rows(train_examples, tokenizer)
 

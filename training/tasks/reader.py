@@ -68,14 +68,21 @@ class MRCReader(nn.Module):
 def load_reader(path: str, extractor_hidden_size: int = 1024) -> nn.Module:
     if (Path(path) / EXTRACTOR_CONFIG).exists():
         return MRCReader.from_pretrained(path)
-    config = AutoConfig.from_pretrained(path, trust_remote_code=True)
+    try:
+        config = AutoConfig.from_pretrained(path, trust_remote_code=True)
+    except OSError as e:  # transformers' way of saying "no such folder, and not on the hub (or offline)"
+        raise FileNotFoundError(f"--init {path}: not a model folder nor a cached hub name "
+                                f"({str(e).strip().splitlines()[0][:160]})") from None
     if getattr(config, "extractor_hidden_size", None) is not None and config.model_type == "xlm-roberta":
         return MPMRForWAE.from_pretrained(path)
     return MRCReader(AutoModel.from_pretrained(path, trust_remote_code=True), extractor_hidden_size)
 
 
 def load_tokenizer(path: str):
-    tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=True)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=True)
+    except OSError as e:
+        raise FileNotFoundError(f"--init {path}: no tokenizer beside the model ({str(e).strip().splitlines()[0][:160]})") from None
     if not tokenizer.is_fast:
         # MPMRCollator maps subwords to words with word_ids(), which only fast tokenizers have.
         raise ValueError(f"--init {path}: tokenizer {type(tokenizer).__name__} is not a fast tokenizer; "
