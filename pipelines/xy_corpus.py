@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 from importlib import resources
 
@@ -41,6 +42,9 @@ DEFAULT_VOCAB = f"./output/{vocap_job.JOB}/spm.model"  # where `python -m pipeli
 DEFAULT_TEMPERATURE = 5.0  # the temperature of Aharoni et al. (2019) and M2M-100's sampling
 # The bundled bitext: the English-X sample of clism_pairs and the X-Y pairs pivoted from it (see
 # corpora/samples/bitext/README.md), one file layout per reader.
+# Language codes of two or three letters, as the bitext keys X-Y need them (`zh-yue` would be
+# ambiguous there, and the stats name a language pair `x-y`).
+XY_LANGUAGES = frozenset(lang for lang in WIKIPEDIA_LANGUAGES if re.fullmatch(r"[a-z]{2,3}", lang))
 SAMPLE_BITEXT = (("parallel", "en-fr=en-fr.en,en-fr.fr"), ("parallel", "en-ar=en-ar.tsv"),
                  ("parallel", "en-hi=en-hi.txt"), ("parallel", "en-vi=en-vi.tsv"),
                  ("bitext", "fr-ar=fr-ar.fr,fr-ar.ar"), ("bitext", "vi-hi=vi-hi.tsv"), ("bitext", "ar-hi=ar-hi.txt"))
@@ -158,7 +162,7 @@ def plan(opts):
         raise common.UsageError("no --mono given: MRTD needs monolingual text in every bitext language, "
                                 "e.g. --mono fr=fr.txt (or give neither flag for the bundled sample)")
     check_vocab(opts.vocab)
-    mono = common.parse_lang_paths(mono_specs, "--mono", WIKIPEDIA_LANGUAGES)
+    mono = common.parse_lang_paths(mono_specs, "--mono", XY_LANGUAGES)
     sources = parse_bitext(bitext_specs)
     bitext_langs = {lang for s in sources for lang in (s.x_lang, s.y_lang)}
     missing = sorted(bitext_langs - set(mono))
@@ -237,7 +241,7 @@ def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
         print(f"{key:<8}{v.get('pairs/usable', 0):>10,}{drawn:>10,}{drawn / max(drawn_total, 1):>8.3f}"
               f"{v.get('trtd/flipped', 0) / max(drawn, 1):>9.3f}", file=stream)
     print(f"Sinkhorn: {job.get('sinkhorn/iterations', 0):,} iterations; mass on pairs with no data, removed: "
-          f"{job.get('sinkhorn/removed_mass_ppb', 0) / 1e9:.6f} (pair_probs.parquet, pair_probs.png)", file=stream)
+          f"{job.get('sinkhorn/removed_mass_ppb', 0) / 1e9:.3g} (pair_probs.parquet, pair_probs.png)", file=stream)
     common.print_count_table(values, stream)
     print(f"\ndone in {seconds:.1f}s", file=stream)
 

@@ -117,3 +117,9 @@ def test_bad_arguments():
 def test_heatmap_is_a_png():
     png = sinkhorn.plot_pair_probs(sinkhorn.sinkhorn_pair_probs(X_Y, 5.0), "test")
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_one_language_pair_gets_all_the_probability():
+    result = sinkhorn.sinkhorn_pair_probs({("fr", "ar"): 10}, temperature=5.0)
+    assert [(r["src_lang"], r["tgt_lang"], r["prob"]) for r in result.pair_rows() if r["pairs"]] == [("ar", "fr", pytest.approx(1.0))]
+    assert result.removed_mass < 1e-6

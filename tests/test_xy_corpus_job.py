@@ -195,12 +195,20 @@ def test_english_centric_input_reports_the_removed_mass(vocab, tmp_path):
     out = tmp_path / "out"
     stats = run(out, vocab, *[f"--mono={lang}={MONO / f'{lang}.txt'}" for lang in ("en", "fr", "ar", "hi")],
                 "--bitext", f"en-fr={PARALLEL / 'en-fr.en'},{PARALLEL / 'en-fr.fr'}",
-                "--bitext", f"en-ar={PARALLEL / 'en-ar.tsv'}", "--bitext", f"en-hi={PARALLEL / 'en-hi.txt'}")
+                "--bitext", f"en-ar={PARALLEL / 'en-ar.tsv'}", "--bitext", f"en-hi={PARALLEL / 'en-hi.txt'}",
+                "--trtd_pairs", "1000")
     probs = pq.read_table(out / "pair_probs.parquet").to_pylist()
     removed = sum(r["plan_mass"] for r in probs if not r["pairs"])
     assert removed > 0.1  # English holds 1/3 of p^(1/T) < 1/2
     assert stats["all"]["sinkhorn/removed_mass_ppb"] == pytest.approx(removed * 1e9, abs=2)
     assert {f"{r['src_lang']}-{r['tgt_lang']}" for r in probs if r["prob"] > 0} == {"ar-en", "en-fr", "en-hi"}
+    # 1,000 rows from 3 x 42 pairs of equal counts (equal probs): each pair drawn 7 or 8 times (rate 7.94),
+    # each copy with its own id and flip
+    found = rows(out, "trtd")
+    assert len({r["id"] for r in found}) == len(found)
+    copies = collections.Counter(r["id"].rsplit("#", 1)[0] for r in found)
+    assert set(copies.values()) <= {7, 8} and len(copies) == 126
+    assert abs(len(found) - 1000) < 30
 
 
 def test_defaults_after_vocap_with_no_flags(tmp_path, monkeypatch):
@@ -234,6 +242,7 @@ def test_mismatched_bitext_files_fail_fast_naming_both_counts(vocab, tmp_path):
     (["--max_len", "4"], "--max_len"),
     (["--temperature", "0"], "--temperature"),
     (["--trtd_pairs", "0"], "--trtd_pairs"),
+    (["--mono", f"zh-yue={MONO / 'zh.txt'}", "--bitext", f"vi-hi={BITEXT / 'vi-hi.tsv'}"], "unknown language 'zh-yue'"),
 ])
 def test_usage_errors(argv, message, vocab, tmp_path):
     with pytest.raises(SystemExit, match=message):
