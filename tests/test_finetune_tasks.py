@@ -253,3 +253,22 @@ def test_pair_rows_follow_the_paper_template():
     assert second["context_words"][1] == "Leurda"
     assert pair_cls.span_text(ex.sentence2, 1, 2) == "Tabaci River"
     assert pair_cls.accuracy([ex, ex], ["0", "1"]) == {"accuracy": 50.0, "correct": 1, "total": 2}
+
+
+def test_wikiann_language_prefixes_are_stripped_only_when_every_token_has_one(tmp_path):
+    path = tmp_path / "panx.tsv"
+    path.write_text("en:Lisbon\tB-LOC\nen:is\tO\nen:big\tO\n\nen:Fernando\tB-PER\nen:Pessoa\tI-PER\n", encoding="utf-8")
+    assert [s.tokens for s in conll.read_conll(path)] == [["Lisbon", "is", "big"], ["Fernando", "Pessoa"]]
+    path.write_text("re:\tO\nLisbon\tB-LOC\n", encoding="utf-8")
+    assert conll.read_conll(path)[0].tokens == ["re:", "Lisbon"]
+
+
+def test_xnli_test_file_filtered_by_language(tmp_path):
+    path = tmp_path / "xnli.test.tsv"
+    path.write_text("language\tgold_label\tsentence1\tsentence2\nen\tneutral\tA\tB\nde\tentailment\tC\tD\n"
+                    "de\tcontradiction\tE\tF\n", encoding="utf-8")
+    assert [e.sentence1 for e in pair_cls.read_pairs(path, "de")] == ["C", "E"]
+    assert len(pair_cls.read_pairs(path)) == 3
+    (tmp_path / "paws.tsv").write_text("sentence1\tsentence2\tlabel\nA\tB\t1\n")
+    with pytest.raises(ValueError, match="no 'language' column"):
+        pair_cls.read_pairs(tmp_path / "paws.tsv", "de")

@@ -134,7 +134,8 @@ class PairTask:
         self.labels: dict[str, str] | None = None
 
     def read(self, path):
-        return pair_cls.read_pairs(path)
+        language = self.args.eval_language if path == self.args.eval else None
+        return pair_cls.read_pairs(path, language)
 
     def train_rows(self, examples, tokenizer):
         self.labels = pair_cls.label_set(examples)
@@ -212,6 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pair_template", choices=["description", "rationale"], default="description",
                    help="pair: description = label description query (paper Table 6); rationale = 'label Sen-1' "
                         "query and Sen-2 context, rationales by the paper's two passes")
+    p.add_argument("--eval_language", default=None, metavar="LANG",
+                   help="pair: evaluate only the rows whose 'language' column is LANG (XNLI dev/test hold 15 languages)")
     p.add_argument("--rationale_spans", type=int, default=3, help="pair: spans reported per prediction (description template)")
     p.add_argument("--show_rationales", type=int, default=5, help="pair: predictions printed with their rationale")
     p.add_argument("--warmup_ratio", type=float, default=0.06, help="share of steps warming up linearly, then linear decay")

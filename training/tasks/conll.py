@@ -4,7 +4,8 @@ label description, context = the sentence, answers = every entity of that type.
 Files: CoNLL-2002/2003 style, one token a line, the token first and the BIO tag in the LAST column
 (so both the 2-column WikiAnn/CoNLL-2002 files and the 4-column CoNLL-2003 ones read), blank lines
 between sentences, `-DOCSTART-` lines skipped. IOB1 (an entity may open with I-) is read as well:
-an I- tag that does not continue an entity of its type opens one.
+an I- tag that does not continue an entity of its type opens one. XTREME's WikiAnn files prefix every
+token with its language ("en:Portugal"); a prefix shared by every token of a file is removed.
 
 Decoding: every context cell of S with sigmoid(S) > threshold (0.5) is a candidate; candidates are
 kept greedily by score, dropping any that overlaps a kept one, within one sentence and one type (two
@@ -14,6 +15,7 @@ Metric: entity-level micro precision/recall/F1, an entity right when its span an
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,6 +83,21 @@ def read_conll(path: str | Path) -> list[Sentence]:
         tokens.append(cols[0])
         tags.append(tag)
     flush()
+    return _strip_language_prefix(sentences)
+
+
+_LANG_PREFIX = re.compile(r"^[a-z]{2,3}(?:[-_][a-z]+)?:")
+
+
+def _strip_language_prefix(sentences: list[Sentence]) -> list[Sentence]:
+    # XTREME's WikiAnn (PAN-X) files write every token as "en:Portugal". Stripped only when every
+    # token of the file carries the same prefix, so that real tokens such as "re:" are never touched.
+    prefixes = {m.group(0) if (m := _LANG_PREFIX.match(t)) else None for s in sentences for t in s.tokens}
+    if len(prefixes) != 1 or None in prefixes:
+        return sentences
+    cut = len(prefixes.pop())
+    for s in sentences:
+        s.tokens = [t[cut:] for t in s.tokens]
     return sentences
 
 

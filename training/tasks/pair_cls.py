@@ -18,7 +18,7 @@ explainable variant, which costs it 0.4 accuracy on XNLI).
 TSV files, with a header line; the columns used are found by name:
     sentence1, sentence2, label          (PAWS-X; XNLI dev/test have gold_label instead of label)
     premise, hypothesis | hypo, label    (XNLI as XTREME ships it; the MultiNLI-MT train files)
-Other columns (id, language, ...) are ignored. Labels: PAWS-X 0/1 (1 = paraphrase), XNLI
+Other columns are ignored, except `id` (kept) and `language` (with `--eval_language`). Labels: PAWS-X 0/1 (1 = paraphrase), XNLI
 entailment/neutral/contradiction ("contradictory", in the XNLI train files, is contradiction).
 """
 from __future__ import annotations
@@ -52,7 +52,9 @@ class PairExample:
     label: str
 
 
-def read_pairs(path: str | Path) -> list[PairExample]:
+def read_pairs(path: str | Path, language: str | None = None) -> list[PairExample]:
+    """Every pair of a TSV file; with `language`, only the rows whose `language` column holds it (the
+    XNLI dev/test files hold all 15 languages in one file)."""
     try:
         handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115  closed below
     except FileNotFoundError:
@@ -67,12 +69,17 @@ def read_pairs(path: str | Path) -> list[PairExample]:
             raise ValueError(f"{path}: header {header} lacks sentence1/sentence2/label or premise/hypothesis/label columns")
         c1, c2, cl = header.index(names[0]), header.index(names[1]), header.index(label)
         cid = header.index("id") if "id" in header else None
+        if language is not None and "language" not in header:
+            raise ValueError(f"{path}: no 'language' column to select {language!r} from")
+        clang = header.index("language") if language is not None else None
         examples = []
         for n, cols in enumerate(reader, 2):
             if not any(c.strip() for c in cols):
                 continue
             if len(cols) <= max(c1, c2, cl):
                 raise ValueError(f"{path}:{n}: {len(cols)} columns, the header has {len(header)}")
+            if clang is not None and cols[clang].strip() != language:
+                continue
             value = cols[cl].strip().lower()
             examples.append(PairExample(cols[cid] if cid is not None else str(n - 1), cols[c1], cols[c2],
                                         _ALIASES.get(value, value)))
