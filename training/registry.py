@@ -39,6 +39,9 @@ class ModelSpec:
     make_dataset: Callable | None = None  # (spec, data_dir, cfg, tokenizer, rank, world, start_batch) -> batches
     save_final: Callable | None = None  # (model, tokenizer, folder) -> None
     prepare_tokenizer: Callable | None = None  # (tokenizer) -> tokenizer, e.g. add a special token
+    # (model, dataset, step, max_steps) -> None, before the first batch and after every optimiser step:
+    # training signals back to the data stream (XY-LENT's DRO reweights language pairs by their losses).
+    after_step: Callable | None = None
 
 
 def get_spec(name: str) -> ModelSpec:

@@ -196,6 +196,8 @@ def train(args: argparse.Namespace) -> dict:
         torch.manual_seed(cfg.seed + rank)  # dropout differs across ranks, as their data does
 
     dataset = (spec.make_dataset or default_dataset)(spec, args.data, cfg, tokenizer, rank, world, batches)
+    if spec.after_step:
+        spec.after_step(raw_model, dataset, step, max_steps)
     batch_iter = iter(make_loader(dataset, cfg.num_workers))
 
     autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext())
@@ -241,6 +243,8 @@ def train(args: argparse.Namespace) -> dict:
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
         step += 1
+        if spec.after_step:
+            spec.after_step(raw_model, dataset, step, max_steps)
         if world > 1:
             dist.all_reduce(step_loss, op=dist.ReduceOp.AVG)
         loss_value = float(step_loss)

@@ -1,0 +1,369 @@
+"""XY-LENT's side of the training core: configs, data stream, collation and hooks (training/registry.py).
+
+Data: the xy_corpus job's --output (pipelines/xy_corpus.py; DESIGN.md §2):
+    data/mrtd/train-*.parquet   XY_MRTD_SCHEMA  packed monolingual sequences of ≤ 512 ids, `<s> …`
+    data/trtd/train-*.parquet   XY_TRTD_SCHEMA  `<s> x </s> y </s>`, language order already flipped
+    pair_probs.parquet          XY_PAIR_PROBS_SCHEMA  the Sinkhorn sampling probability of each pair
+    spm.model                   the vocap SentencePiece model the ids are from
+
+The stream (`XYBatches`), per DDP rank and DataLoader worker:
+- MRTD and TRTD batches alternate (one of each: XY-LENT Table 9 counts the batch "per task"), so an
+  even --grad_accum gives every optimiser step the same number of batches of both tasks;
+- a TRTD batch is one language pair, drawn with the current pair weights (pair_probs, or the DRO
+  best response), made of rows of similar length (a pool of the pair's rows sorted by length and cut
+  into batches of at most --trtd_batch_tokens padded tokens) and padded to its longest pair
+  (Appendix A: "the max one is chosen across the batch");
+- each stream is a training.data.ParquetBatches (seeded, split by rank and worker); the choices made
+  on top (which pair, the order of bucketed batches) come from generators keyed on (seed, slot,
+  batch), so the whole stream is a function of the seed and the weights, and resuming replays it
+  and skips the batches already taken, without collating them.
+"""
+from __future__ import annotations
+
+import random
+import sys
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import torch
+from torch.utils.data import IterableDataset, get_worker_info
+
+from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA, check_schema
+from corpora.vocap import BOS_ID, PAD_ID
+from training.config import TrainConfig
+from training.data import ParquetBatches, _rng, check_shards
+
+__all__ = ["XY_MRTD_SCHEMA", "XYLentTrainConfig", "CONFIGS", "EXTRA_FLAGS", "XYBatches", "collate"]
+
+
+def _on_off(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"expected 1/0, true/false, on/off, got {value!r}")
+
+
+_on_off.__name__ = "on/off"  # argparse names the type in its error message
+
+
+@dataclass
+class XYLentTrainConfig(TrainConfig):
+    """TrainConfig and XY-LENT's own fields (here, not in models/xylent.py: that file is also loaded
+    as remote code beside saved weights, where training.config does not exist)."""
+
+    init: str | None = None  # pre-training from scratch; a saved XY-LENT final/ folder continues it
+    generator_layers: int = 4  # XLM-E base: a 4-layer generator of D's width
+    generator_hidden_size: int | None = None  # None: D's width
+    disc_weight: float = 50.0  # λ of L_G + λ·L_D (ELECTRA)
+    mask_prob: float = 0.15
+    rel_pos_buckets: int = 32  # T5's bidirectional defaults; the papers do not give theirs for text
+    rel_pos_max_distance: int = 128
+    trtd_batch_tokens: int | None = None  # padded tokens per TRTD batch; None: batch_size x max_seq_len
+    trtd_pool_rows: int = 1000  # rows of one pair sorted by length together (the length buckets)
+    dro: bool = False
+    dro_rho: float = 0.1  # radius of the χ² ball around pair_probs (Eq. 3); the paper does not give it
+    dro_resamples: int = 10  # "resample 10 times throughout the training" (§6.4)
+
+
+# Table 8 (discriminator shapes) and Table 9 (optimisation). Batch: 8192 MRTD sequences of 512 per
+# step for base (4M tokens per task); one process gets it from 32 x 512 micro-batches (half of them
+# MRTD); with N processes divide --grad_accum by N.
+CONFIGS: dict[str, XYLentTrainConfig] = {
+    "tiny": XYLentTrainConfig(
+        hidden_size=64, num_layers=2, num_heads=2, intermediate_size=128, generator_layers=1, dropout=0.0,
+        max_seq_len=128, batch_size=8, grad_accum=1, lr=1e-3, weight_decay=0.0, warmup_ratio=0.0, warmup_steps=0,
+        adam_eps=1e-6, grad_clip=2.0, shuffle_buffer=64, num_workers=0, log_every=1, save_every=100,
+        trtd_pool_rows=64, rel_pos_buckets=16, rel_pos_max_distance=64,
+    ),
+    "base": XYLentTrainConfig(
+        hidden_size=768, num_layers=12, num_heads=12, intermediate_size=3072, max_seq_len=512, batch_size=32,
+        grad_accum=512, lr=8e-4, weight_decay=0.01, adam_betas=(0.9, 0.98), adam_eps=1e-6, warmup_steps=10_000,
+        grad_clip=2.0, max_steps=125_000,
+    ),
+    "large": XYLentTrainConfig(
+        hidden_size=1024, num_layers=24, num_heads=16, intermediate_size=4096, generator_layers=6,
+        max_seq_len=512, batch_size=16, grad_accum=256, lr=2e-4, weight_decay=0.01, adam_betas=(0.9, 0.98),
+        adam_eps=1e-6, warmup_steps=10_000, grad_clip=1.0, max_steps=500_000,
+    ),
+}
+
+EXTRA_FLAGS = {
+    "generator_layers": (int, "generator depth (XLM-E base: 4)"),
+    "generator_hidden_size": (int, "generator width (default: the discriminator's)"),
+    "disc_weight": (float, "λ in L_gen + λ·L_disc (ELECTRA: 50)"),
+    "mask_prob": (float, "share of tokens masked for the generator (15%; <s> never)"),
+    "trtd_batch_tokens": (int, "padded tokens per TRTD batch (default: batch_size x max_seq_len)"),
+    "trtd_pool_rows": (int, "rows of one language pair sorted by length together to form TRTD batches"),
+    "dro": (_on_off, "1: resample TRTD language pairs by the χ²-ball best response to their losses (Eq. 3)"),
+    "dro_rho": (float, "radius ρ of the χ² ball around pair_probs"),
+    "dro_resamples": (int, "DRO updates of the pair weights over the run (paper: 10)"),
+}
+
+
+# ---- the data folder ----
+
+def _root(data_dir: str | Path) -> Path:
+    root = Path(data_dir)
+    if not root.exists():
+        raise FileNotFoundError(f"--data {data_dir}: folder not found")
+    # Accept the job's --output or its data/ folder.
+    return root.parent if root.name == "data" and (root / "mrtd").is_dir() else root
+
+
+def shards(data_dir: str | Path, task: str) -> list[Path]:
+    folder = _root(data_dir) / "data" / task
+    files = sorted(folder.glob("train-*.parquet"))
+    if not files:
+        raise FileNotFoundError(f"--data {data_dir}: no {task} shards (data/{task}/train-*.parquet); "
+                                "run `python -m pipelines.xy_corpus --output DIR` first")
+    return files
+
+
+def artefact(data_dir: str | Path, name: str) -> Path:
+    path = _root(data_dir) / name
+    if not path.exists():
+        raise FileNotFoundError(f"--data {data_dir}: {name} not found; it is written by pipelines.xy_corpus")
+    return path
+
+
+def pair_key(a: str, b: str) -> str:
+    return "-".join(sorted((a, b)))  # as pair_probs and corpora/xy_shards.py name an unordered pair
+
+
+def read_pair_probs(data_dir: str | Path) -> tuple[list[str], list[float]]:
+    """The pairs with a positive probability, in pair_probs order, and those probabilities (sum 1)."""
+    path = artefact(data_dir, "pair_probs.parquet")
+    table = pq.read_table(path)
+    check_schema(table.schema, XY_PAIR_PROBS_SCHEMA, str(path))
+    rows = [r for r in table.to_pylist() if r["prob"] > 0]
+    if not rows:
+        raise ValueError(f"{path}: no language pair has a positive probability")
+    total = sum(r["prob"] for r in rows)
+    return [pair_key(r["src_lang"], r["tgt_lang"]) for r in rows], [r["prob"] / total for r in rows]
+
+
+def check_data(spec, data_dir: str) -> int:
+    """Both tasks' shards against their contracts, pair_probs and spm.model present; total rows."""
+    rows = check_shards(shards(data_dir, "mrtd"), XY_MRTD_SCHEMA) + check_shards(shards(data_dir, "trtd"), XY_TRTD_SCHEMA)
+    read_pair_probs(data_dir)
+    artefact(data_dir, "spm.model")
+    return rows
+
+
+def make_tokenizer(cfg, data_dir: str, spec):
+    """The vocap model as a fast tokenizer with the same ids (the code path of pipelines/vocap.py)."""
+    from corpora import vocap
+    from training.tokenizer import load_tokenizer
+
+    if cfg.init:
+        return load_tokenizer(cfg.init)
+    return vocap.hf_tokenizer(artefact(data_dir, "spm.model").read_bytes())
+
+
+def model_config(cfg: XYLentTrainConfig, tokenizer):
+    from training.models.xylent import XYLentConfig
+
+    return XYLentConfig(
+        vocab_size=len(tokenizer), hidden_size=cfg.hidden_size, num_hidden_layers=cfg.num_layers,
+        num_attention_heads=cfg.num_heads, intermediate_size=cfg.intermediate_size,
+        max_position_embeddings=cfg.max_seq_len, hidden_dropout_prob=cfg.dropout,
+        attention_probs_dropout_prob=cfg.dropout, rel_pos_buckets=cfg.rel_pos_buckets,
+        rel_pos_max_distance=cfg.rel_pos_max_distance, generator_layers=cfg.generator_layers,
+        generator_hidden_size=cfg.generator_hidden_size, mask_prob=cfg.mask_prob, disc_weight=cfg.disc_weight,
+        dro=cfg.dro, dro_rho=cfg.dro_rho, dro_resamples=cfg.dro_resamples,
+        pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id, mask_token_id=tokenizer.mask_token_id,
+    )
+
+
+# ---- collation ----
+
+def collate(rows: list[dict], pair_index: int = -1, pair: str | None = None, max_len: int | None = None) -> dict:
+    """Rows -> input_ids and attention_mask padded to the longest row, pair_index per row (-1: MRTD)."""
+    ids = [r["input_ids"][:max_len] if max_len else r["input_ids"] for r in rows]
+    longest = max(len(x) for x in ids)
+    input_ids = torch.full((len(ids), longest), PAD_ID, dtype=torch.long)
+    attention_mask = torch.zeros((len(ids), longest), dtype=torch.long)
+    for n, x in enumerate(ids):
+        input_ids[n, :len(x)] = torch.tensor(x, dtype=torch.long)
+        attention_mask[n, :len(x)] = 1
+    tokens = sum(len(x) for x in ids)
+    if pair is None:
+        counts = {"mrtd_batches": 1, "mrtd_rows": len(ids), "mrtd_tokens": tokens}
+    else:
+        counts = {"trtd_batches": 1, "trtd_rows": len(ids), "trtd_tokens": tokens,
+                  "trtd_padded_tokens": longest * len(ids), f"trtd_rows/{pair}": len(ids)}
+    return {"input_ids": input_ids, "attention_mask": attention_mask,
+            "pair_index": torch.full((len(ids),), pair_index, dtype=torch.long), "counts": counts}
+
+
+def collator(cfg, tokenizer):
+    """The registry's per-model collator: MRTD rows (the stream collates TRTD batches itself)."""
+    return lambda rows: collate(rows, max_len=cfg.max_seq_len)
+
+
+def length_buckets(rows: list[dict], budget: int, rng: random.Random) -> list[list[dict]]:
+    """Rows sorted by length, cut into batches of at most `budget` padded tokens (rows x longest),
+    the batches in a seeded order so that short and long ones alternate at random."""
+    rows = sorted(rows, key=lambda r: len(r["input_ids"]))
+    batches: list[list[dict]] = []
+    current: list[dict] = []
+    for row in rows:
+        # sorted ascending, so the row being added is the batch's longest
+        if current and (len(current) + 1) * len(row["input_ids"]) > budget:
+            batches.append(current)
+            current = []
+        current.append(row)
+    if current:
+        batches.append(current)
+    rng.shuffle(batches)
+    return batches
+
+
+# ---- the stream ----
+
+class XYBatches(IterableDataset):
+    """Endless alternating MRTD / TRTD batches (module docstring); `pair_weights` is in shared
+    memory so that the DRO hook reaches DataLoader worker processes too."""
+
+    def __init__(self, mrtd_files: list[Path], trtd_files: list[Path], pair_names: list[str], pair_probs: list[float],
+                 batch_size: int, max_seq_len: int, trtd_batch_tokens: int | None = None, pool_rows: int = 1000,
+                 seed: int = 0, rank: int = 0, world_size: int = 1, shuffle_buffer: int = 10_000, start_batch: int = 0):
+        self.pair_names = list(pair_names)
+        self.pair_probs = [float(p) for p in pair_probs]
+        self.pair_weights = torch.tensor(pair_probs, dtype=torch.float64).share_memory_()
+        self.batch_size = batch_size
+        self.max_seq_len = max_seq_len
+        self.budget = trtd_batch_tokens or batch_size * max_seq_len
+        if self.budget < max_seq_len:
+            raise ValueError(f"--trtd_batch_tokens {self.budget}: below --max_seq_len {max_seq_len}, a long pair would never fit")
+        self.pool_rows = max(1, pool_rows)
+        self.seed = seed
+        self.start_batch = start_batch
+        self.trtd_total = sum(pq.read_metadata(f).num_rows for f in trtd_files)
+        # start_batch is passed on only for the worker rotation (ParquetBatches._slot); skipping is
+        # done here, on the combined stream.
+        self.mrtd = ParquetBatches(mrtd_files, batch_size, None, seed, rank, world_size, shuffle_buffer, start_batch,
+                                   columns=["input_ids"])
+        self.trtd = ParquetBatches(trtd_files, 256, None, seed + 1, rank, world_size, shuffle_buffer, start_batch,
+                                   columns=["src_lang", "tgt_lang", "input_ids"])
+
+    def set_pair_weights(self, weights) -> None:
+        weights = torch.as_tensor(weights, dtype=torch.float64).cpu()
+        if weights.shape != self.pair_weights.shape or not (weights >= 0).all() or weights.sum() <= 0:
+            raise ValueError(f"pair weights {weights.tolist()}: need {len(self.pair_names)} non-negative values")
+        self.pair_weights.copy_(weights / weights.sum())
+
+    def _worker(self) -> tuple[int, int]:
+        info = get_worker_info()
+        worker, workers = (info.id, info.num_workers) if info else (0, 1)
+        return (worker + self.start_batch) % workers, workers  # the rotation of ParquetBatches._slot
+
+    def raw_batches(self) -> Iterator[tuple[str | None, list[dict]]]:
+        """(pair or None for MRTD, rows), uncollated."""
+        slot = self.mrtd._slot()[0]
+        mrtd = self.mrtd.raw_batches()
+        trtd_rows = (row for batch in self.trtd.raw_batches() for row in batch)
+        index = {name: k for k, name in enumerate(self.pair_names)}
+        buffers: dict[str, list[dict]] = {name: [] for name in self.pair_names}
+        ready: dict[str, deque] = {name: deque() for name in self.pair_names}
+        absent: set[str] = set()  # pairs this slot's share of the shards does not hold
+        self.skipped = {"trtd_too_long": 0, "trtd_unknown_pair": 0, "trtd_buffer_full": 0}
+
+        def refill(pair: str) -> None:
+            # Read until the pair has a full pool, or a whole pass of the shards brought none.
+            read = 0
+            while len(buffers[pair]) < self.pool_rows and read <= self.trtd_total:
+                if read == self.trtd_total and buffers[pair]:
+                    break
+                row = next(trtd_rows)
+                read += 1
+                key = pair_key(row["src_lang"], row["tgt_lang"])
+                if len(row["input_ids"]) > self.max_seq_len:
+                    self.skipped["trtd_too_long"] += 1  # cutting a pair would cut its second sentence
+                elif key not in index:
+                    self.skipped["trtd_unknown_pair"] += 1  # a pair pair_probs gives no probability
+                elif len(buffers[key]) >= self.pool_rows:
+                    self.skipped["trtd_buffer_full"] += 1  # a down-weighted pair: its surplus rows are skipped
+                else:
+                    buffers[key].append(row)
+            if not buffers[pair]:
+                absent.add(pair)
+                return
+            rng = _rng(self.seed, "buckets", slot, pair, len(ready[pair]), read)
+            ready[pair].extend(length_buckets(buffers[pair], self.budget, rng))
+            buffers[pair] = []
+
+        n = 0
+        while True:
+            if n % 2 == 0:
+                yield None, next(mrtd)
+            else:
+                while True:
+                    weights = self.pair_weights.tolist()
+                    live = [(name, w) for name, w in zip(self.pair_names, weights) if name not in absent and w > 0]
+                    if not live:
+                        raise ValueError(f"TRTD slot {slot}: none of the pairs {self.pair_names} has rows here; "
+                                         "use fewer workers or ranks, or check the shards")
+                    u = _rng(self.seed, "pair", slot, n).random() * sum(w for _, w in live)
+                    pair = live[-1][0]
+                    for name, w in live:
+                        u -= w
+                        if u < 0:
+                            pair = name
+                            break
+                    if not ready[pair]:
+                        refill(pair)
+                    if ready[pair]:
+                        break
+                yield pair, ready[pair].popleft()
+            n += 1
+
+    def __iter__(self) -> Iterator[dict]:
+        worker, workers = self._worker()
+        skip = len(range(worker, self.start_batch, workers))
+        index = {name: k for k, name in enumerate(self.pair_names)}
+        for n, (pair, rows) in enumerate(self.raw_batches()):
+            if n < skip:
+                continue
+            if pair is None:
+                yield collate(rows, max_len=self.max_seq_len)
+            else:
+                batch = collate(rows, index[pair], pair)
+                batch["counts"].update({k: v for k, v in self.skipped.items() if v})
+                self.skipped = dict.fromkeys(self.skipped, 0)
+                yield batch
+
+
+def make_dataset(spec, data_dir: str, cfg: XYLentTrainConfig, tokenizer, rank: int, world: int,
+                 start_batch: int) -> XYBatches:
+    names, probs = read_pair_probs(data_dir)
+    return XYBatches(shards(data_dir, "mrtd"), shards(data_dir, "trtd"), names, probs, cfg.batch_size,
+                     cfg.max_seq_len, cfg.trtd_batch_tokens, cfg.trtd_pool_rows, cfg.seed, rank, world,
+                     cfg.shuffle_buffer, start_batch)
+
+
+def dro_update_steps(max_steps: int, resamples: int) -> set[int]:
+    """The steps after which the pair weights are re-estimated: `resamples` evenly spaced updates
+    strictly inside the run (one at the very end would never be used)."""
+    interval = max(1, max_steps // (resamples + 1))
+    return {k * interval for k in range(1, resamples + 1) if k * interval < max_steps}
+
+
+def after_step(model, dataset: XYBatches, step: int, max_steps: int) -> None:
+    """Called before the first batch (step = 0, or the resumed step) and after every optimiser step:
+    the model learns the pair list from the data, and with DRO its best-response weights go to the
+    data stream (restored ones too, on resume)."""
+    model.set_pairs(dataset.pair_names, dataset.pair_probs)
+    if not model.config.dro:
+        return
+    if step in dro_update_steps(max_steps, model.config.dro_resamples):
+        weights = model.dro_update()
+        print(f"step {step}: DRO pair weights " + " ".join(f"{n}={w:.3f}" for n, w in zip(model.config.pair_names, weights.tolist())),
+              file=sys.stderr)
+    dataset.set_pair_weights(model.dro_weights)
