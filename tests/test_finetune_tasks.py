@@ -205,6 +205,8 @@ def test_word_spans_and_greedy_decoding():
     logits[1, 3] = 8.0  # starts in the query: never a span
     assert word_spans(logits, context_word, min_logit=0.0) == [(0, 0, 4.0), (1, 2, 3.0), (0, 1, 2.0)]
     assert word_spans(logits, context_word, top_k=2) == [(0, 0, 4.0), (1, 2, 3.0)]
+    # At most 2 subwords: (0,1) spans subwords 3..5, three of them, and is not a candidate.
+    assert word_spans(logits, context_word, min_logit=0.0, max_tokens=2) == [(0, 0, 4.0), (1, 2, 3.0)]
     # Greedy by score: (0,0) kept, (1,2) kept, (0,1) overlaps both and is dropped.
     assert greedy_non_overlapping([(0, 0, 4.0), (1, 2, 3.0), (0, 1, 2.0)]) == [(0, 0, 4.0), (1, 2, 3.0)]
     assert greedy_non_overlapping([(0, 1, 2.0), (1, 2, 3.0), (0, 0, 1.0)]) == [(0, 0, 1.0), (1, 2, 3.0)]

@@ -83,7 +83,7 @@ class SquadTask:
         rows, wins = squad.to_rows(examples, tokenizer, a.max_query_tokens, a.max_seq_len, a.doc_stride, train=False)
         best: dict[int, tuple[float, int, int]] = {}
         for k, logits, context_word in forward(rows):
-            found = word_spans(logits, context_word, top_k=1)
+            found = word_spans(logits, context_word, top_k=1, max_tokens=a.max_answer_tokens or None)
             if found and (wins[k].example not in best or found[0][2] > best[wins[k].example][0]):
                 s, e, score = found[0]
                 best[wins[k].example] = (score, wins[k].first + s, wins[k].first + e)
@@ -209,6 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max_seq_len", type=int, default=None, help="subwords per row (default: squad 384, ner/pair 192)")
     p.add_argument("--max_query_tokens", type=int, default=None, help="query subwords kept (default: squad/pair 64, ner 32)")
     p.add_argument("--doc_stride", type=int, default=128, help="squad: subwords of overlap between context windows")
+    p.add_argument("--max_answer_tokens", type=int, default=30,
+                   help="squad: longest answer considered, in subwords (HF run_qa's 30; 0: no limit)")
     p.add_argument("--threshold", type=float, default=0.5, help="ner: keep spans with sigmoid(S) above this")
     p.add_argument("--pair_template", choices=["description", "rationale"], default="description",
                    help="pair: description = label description query (paper Table 6); rationale = 'label Sen-1' "

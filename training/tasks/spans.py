@@ -10,18 +10,21 @@ from __future__ import annotations
 import torch
 
 
-def candidate_cells(span_logits: torch.Tensor, context_word: torch.Tensor) -> torch.Tensor:
-    """[T, T] bool of the valid context cells i <= j of one row."""
+def candidate_cells(span_logits: torch.Tensor, context_word: torch.Tensor, max_tokens: int | None = None) -> torch.Tensor:
+    """[T, T] bool of the valid context cells i <= j of one row (and j - i < max_tokens, if given)."""
     ctx = context_word >= 0
-    return ctx[:, None] & ctx[None, :] & torch.ones_like(span_logits, dtype=torch.bool).triu()
+    ones = torch.ones_like(span_logits, dtype=torch.bool)
+    valid = ctx[:, None] & ctx[None, :] & ones.triu()
+    return valid & ~ones.triu(max_tokens) if max_tokens else valid
 
 
 def word_spans(span_logits: torch.Tensor, context_word: torch.Tensor, min_logit: float | None = None,
-               top_k: int | None = None) -> list[tuple[int, int, float]]:
+               top_k: int | None = None, max_tokens: int | None = None) -> list[tuple[int, int, float]]:
     """(first word, last word, logit) of the row's candidate cells, best first, one per word span:
-    those above `min_logit` (a threshold on sigmoid(S) is one on the logit), and/or the `top_k` best."""
+    those above `min_logit` (a threshold on sigmoid(S) is one on the logit), and/or the `top_k` best;
+    spans of at most `max_tokens` subwords when given."""
     logits = span_logits.float()
-    valid = candidate_cells(logits, context_word)
+    valid = candidate_cells(logits, context_word, max_tokens)
     if min_logit is not None:
         valid &= logits > min_logit
     flat = logits.masked_fill(~valid, float("-inf")).flatten()
