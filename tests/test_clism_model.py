@@ -360,3 +360,33 @@ def test_every_flag_is_documented(capsys):
     base = CONFIGS["base"]
     assert (base.lr, base.warmup_steps, base.batch_size * base.grad_accum, base.max_steps, base.max_seq_len,
             base.max_sentence_tokens, base.cacr_temperature) == (1e-5, 1500, 64, 15_000, 256, 128, 20.0)
+
+
+def test_resumed_run_equals_uninterrupted_run(few_rows, tmp_path):
+    # The masking depends on (seed, pair id) only, so the data position and RNG are all a resume needs.
+    import shutil
+    args = ["--model", "clism", "--data", str(few_rows), "--config", "tiny", "--max_steps", "4", "--batch_size", "4",
+            "--dropout", "0.1", "--save_every", "2", *QUIET]
+    whole = tmp_path / "whole"
+    run.main([*args, "--output", str(whole)])
+    resumed = tmp_path / "resumed"
+    (resumed / "checkpoints").mkdir(parents=True)
+    shutil.copytree(whole / "tokenizer", resumed / "tokenizer")
+    shutil.copy(whole / "checkpoints" / "step-00000002.pt", resumed / "checkpoints")
+    run.main([*args, "--output", str(resumed), "--resume"])
+    losses = [[json.loads(x)["loss"] for x in (out / "metrics.jsonl").read_text().splitlines()] for out in (whole, resumed)]
+    assert losses[1] == losses[0][2:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("switches", [[], ["--no_mlm", "true"]])
+def test_two_gloo_processes_train_every_variant(few_rows, tmp_path, switches):
+    """DDP without find_unused_parameters: every trainable parameter gets a gradient in each variant."""
+    import subprocess
+    import sys
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                    "-m", "training.run", "--model", "clism", "--data", str(few_rows), "--config", "tiny",
+                    "--max_steps", "3", "--batch_size", "4", "--output", str(tmp_path), *switches, *QUIET],
+                   check=True, env=env, timeout=300, capture_output=True)
+    assert len((tmp_path / "metrics.jsonl").read_text().splitlines()) == 3
