@@ -152,3 +152,11 @@ def test_truncation_drops_and_counts_spans_never_mislabels(tokenizer, rows):
         assert batch["answerable"][b].item() == float(row["answerable"] and kept_rows[b] > 0)
     assert counts["rows/answerable_lost_to_truncation"] == sum(
         1 for b, r in enumerate(rows) if r["answerable"] and not kept_rows[b])
+
+
+def test_answerable_row_without_spans_stays_answerable(tokenizer, rows):
+    # Sentence-pair classification rows: the label is the [CLS] cell, there is no answer span to lose.
+    label_rows = [{**rows[0], "answers": [], "answerable": True}, {**rows[0], "answers": [], "answerable": False}]
+    batch = MPMRCollator(tokenizer)(label_rows)
+    assert batch["answerable"].tolist() == [1.0, 0.0]
+    assert batch["answer_spans"].shape == (0, 3) and "rows/answerable_lost_to_truncation" not in batch["counts"]

@@ -4,7 +4,8 @@ Input layout (XLM-R pair encoding): `<s> query </s></s> context </s>`, the query
 `max_query_tokens` subwords and the context to what is left of `max_seq_len`. Answer spans are word
 offsets (both inclusive) into context_words; a span is mapped to the first subword of its first word
 and the last subword of its last word. A span cut by truncation is dropped and counted; an answerable
-row that loses every span is trained as unanswerable (the visible context holds no answer), and counted.
+row that loses every span is trained as unanswerable (the visible context holds no answer), and counted;
+an answerable row with no spans at all (a sentence-pair label query) stays answerable.
 """
 from __future__ import annotations
 
@@ -61,9 +62,12 @@ class MPMRCollator:
                 spans.append((b, first[inside[0]], last[inside[-1]]))
                 kept += 1
             counts["spans/kept"] += kept
-            if row["answerable"] and not kept:
+            # Only a row whose spans were all lost becomes unanswerable; an answerable row that never had
+            # spans (sentence-pair classification: the [CLS] cell is the label) keeps its flag.
+            lost = bool(row["answers"]) and not kept
+            if row["answerable"] and lost:
                 counts["rows/answerable_lost_to_truncation"] += 1
-            answerable.append(bool(row["answerable"]) and kept > 0)
+            answerable.append(bool(row["answerable"]) and not lost)
             sequences.append(ids)
             word_index.append([-1] * offset + [-1 if w is None else w for w in c_words] + [-1])
         counts["rows"] += len(rows)
