@@ -35,7 +35,7 @@ from pipelines import common
 # Imported before XyCorpusOptions is defined, so that Beam's one parser of every options class meets
 # vocap's --mono first (see XyCorpusOptions): whatever a process imports first, the flag is defined once.
 from pipelines import vocap as vocap_job
-from pipelines.xy_transforms import ALL, BuildMrtd, BuildTrtd, source_names
+from pipelines.xy_transforms import ALL, DRAW_BY_PAIR_PROBS, DRAW_ONCE, BuildMrtd, BuildTrtd, source_names
 
 JOB = "xy_corpus"
 DEFAULT_VOCAB = f"./output/{vocap_job.JOB}/spm.model"  # where `python -m pipelines.vocap` writes it
@@ -76,6 +76,10 @@ class XyCorpusOptions(PipelineOptions):
                             help="ε of the cost -log(Q + ε), Q the pair counts as a joint distribution (default %(default)s)")
         parser.add_argument("--trtd_pairs", type=int, default=None,
                             help="TRTD rows to draw by pair_probs, in expectation (default: as many as usable bitext pairs)")
+        parser.add_argument("--trtd_draws", choices=(DRAW_BY_PAIR_PROBS, DRAW_ONCE), default=DRAW_BY_PAIR_PROBS,
+                            help="pair_probs (default): the TRTD rows of each language pair follow pair_probs (pairs of "
+                            "a down-weighted language pair thinned, of an up-weighted one repeated); once: every usable "
+                            "pair once, for a trainer that draws language pairs by pair_probs itself")
         parser.add_argument("--pack_lines", type=int, default=100_000,
                             help="MRTD packs this many consecutive lines of a file together, one Beam group each")
 
@@ -149,6 +153,9 @@ def plan(opts):
         raise common.UsageError(f"--epsilon must be between 0 and 1, got {opts.epsilon}")
     if opts.trtd_pairs is not None and opts.trtd_pairs < 1:
         raise common.UsageError(f"--trtd_pairs must be at least 1, got {opts.trtd_pairs}")
+    if opts.trtd_pairs is not None and opts.trtd_draws == DRAW_ONCE:
+        raise common.UsageError("--trtd_pairs sets how many rows pair_probs draws; with --trtd_draws once every pair "
+                                "is written once: give one or the other")
     if opts.pack_lines < 1:
         raise common.UsageError(f"--pack_lines must be at least 1, got {opts.pack_lines}")
     mono_specs, bitext_specs = opts.mono, opts.bitext

@@ -30,6 +30,9 @@ from pipelines.common import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 PROGRESS = logging.getLogger("xlu.progress")
 ALL = "all"  # the stats row of job-wide metrics
 NO_LIMIT = 1 << 62  # corpora.parallel's word limit: xy_corpus limits token ids instead
+# --trtd_draws: rows per language pair follow pair_probs, or every usable pair is written once and a
+# trainer that samples language pairs by pair_probs itself (training/data_xylent.py) sees all the data.
+DRAW_BY_PAIR_PROBS, DRAW_ONCE = "pair_probs", "once"
 BATCH_SIZE = 1024  # lines (or pairs) per element between reading and tokenising: one encode call each
 
 
@@ -240,8 +243,9 @@ class PairProbsFn(TallyingDoFn):
     """Usable pairs per language pair -> Sinkhorn pair_probs; writes pair_probs.parquet and .png and
     returns the table the draws need: {pair key: (pairs, prob)} and the number of rows to draw."""
 
-    def __init__(self, output: str, temperature: float, epsilon: float, trtd_pairs: int | None):
+    def __init__(self, output: str, temperature: float, epsilon: float, trtd_pairs: int | None, draws: str):
         self.output, self.temperature, self.epsilon, self.trtd_pairs = output, temperature, epsilon, trtd_pairs
+        self.draws = draws
 
     def process(self, counts):
         if not counts:
@@ -250,8 +254,8 @@ class PairProbsFn(TallyingDoFn):
                                               self.epsilon)
         target = self.trtd_pairs or sum(n for _, n in counts)
         rows = result.pair_rows()
-        for row in rows:
-            row["expected_draws"] = row["prob"] * target
+        for row in rows:  # what this job writes: the pair_probs mix, or every pair once
+            row["expected_draws"] = row["prob"] * target if self.draws == DRAW_BY_PAIR_PROBS else float(row["pairs"])
         common.write_parquet_file(FileSystems.join(self.output, "pair_probs.parquet"), rows, XY_PAIR_PROBS_SCHEMA)
         png = sinkhorn.plot_pair_probs(result, f"XY-LENT pair sampling (T={self.temperature:g}); "
                                        f"mass removed from pairs with no data {result.removed_mass:.3g}")
@@ -267,7 +271,7 @@ class PairProbsFn(TallyingDoFn):
                 PROGRESS.info("  %s-%s  pairs %8s  data %.4f  prob %.4f", row["src_lang"], row["tgt_lang"],
                               f"{row['pairs']:,}", row["data_share"], row["prob"])
         yield {"pairs": {f"{r['src_lang']}-{r['tgt_lang']}": (r["pairs"], r["prob"]) for r in rows if r["pairs"]},
-               "target": target}
+               "target": target, "draws": self.draws}
 
 
 class DrawTrtdFn(TallyingDoFn):
@@ -282,7 +286,10 @@ class DrawTrtdFn(TallyingDoFn):
         for pair in batch:
             lang = xy_shards.pair_key(pair.x_lang, pair.y_lang)
             pairs, prob = table["pairs"][lang]
-            copies = xy_shards.draw_count(self.seed, pair.pair_id, xy_shards.draw_rate(prob, pairs, table["target"]))
+            if table["draws"] == DRAW_BY_PAIR_PROBS:
+                copies = xy_shards.draw_count(self.seed, pair.pair_id, xy_shards.draw_rate(prob, pairs, table["target"]))
+            else:
+                copies = 1
             for k in range(copies):
                 flipped = xy_shards.is_flipped(self.seed, pair.pair_id, k)
                 if flipped:
@@ -321,7 +328,7 @@ class BuildTrtd(beam.PTransform):
             | "CountPairs" >> beam.CombinePerKey(sum)
             | "AllCounts" >> beam.combiners.ToList()
             | "PairProbs" >> beam.ParDo(PairProbsFn(opts.output, opts.temperature, opts.epsilon,
-                                                    opts.trtd_pairs)).with_outputs(STATS, main="table")
+                                                    opts.trtd_pairs, opts.trtd_draws)).with_outputs(STATS, main="table")
         )
         drawn = tokenised["pairs"] | "DrawTrtd" >> beam.ParDo(
             DrawTrtdFn(opts.seed), beam.pvalue.AsSingleton(probs["table"])).with_outputs(STATS, main="rows")

@@ -158,6 +158,18 @@ def test_same_seed_same_bytes_other_seed_other_draws(sample_run, vocab, tmp_path
     assert rows(other, "trtd") != rows(out, "trtd")
 
 
+def test_every_pair_once_for_a_trainer_that_samples_pairs_itself(vocab, tmp_path):
+    out = tmp_path / "once"
+    stats = run(out, vocab, "--trtd_draws", "once")
+    found = rows(out, "trtd")
+    assert sorted(r["id"] for r in found) == sorted(f"{pair_id}#0" for pair_id in sample_pairs())
+    probs = pq.read_table(out / "pair_probs.parquet").to_pylist()
+    assert all(r["expected_draws"] == r["pairs"] for r in probs)
+    assert sum(r["prob"] for r in probs) == pytest.approx(1.0)  # the mix is still there, for the trainer
+    for key in (k for k in stats if "-" in k):
+        assert stats[key]["trtd/rows"] == stats[key]["pairs/usable"]
+
+
 def test_bad_lines_are_counted_and_dead_lettered(vocab, tmp_path):
     mono = tmp_path / "fr.txt"  # not UTF-8, blank, only a zero-width space (tokenises to nothing), then text
     mono.write_bytes(b"caf\xe9 cr\xe8me\n\n\xe2\x80\x8b\n" + (MONO / "fr.txt").read_bytes())
@@ -242,6 +254,7 @@ def test_mismatched_bitext_files_fail_fast_naming_both_counts(vocab, tmp_path):
     (["--max_len", "4"], "--max_len"),
     (["--temperature", "0"], "--temperature"),
     (["--trtd_pairs", "0"], "--trtd_pairs"),
+    (["--trtd_pairs", "10", "--trtd_draws", "once"], "one or the other"),
     (["--mono", f"zh-yue={MONO / 'zh.txt'}", "--bitext", f"vi-hi={BITEXT / 'vi-hi.tsv'}"], "unknown language 'zh-yue'"),
 ])
 def test_usage_errors(argv, message, vocab, tmp_path):
