@@ -44,6 +44,7 @@ class PairProbs:
     probs: np.ndarray  # P* without the zero-data entries, renormalised: what is sampled
     removed_mass: float  # mass of P* on pairs with no data, before renormalisation
     iterations: int
+    marginal_error: float  # max |P*1 - p^(1/T)| over rows and columns: did Sinkhorn converge?
 
     def pair_rows(self) -> list[dict]:
         """One row per unordered pair (a <= b, the diagonal too): both directions' mass summed,
@@ -144,7 +145,8 @@ def sinkhorn_pair_probs(pair_counts: dict[tuple[str, str], int], temperature: fl
     marginal = temperature_marginal(language_shares(counts), temperature)
     plan, iterations = sinkhorn_plan(marginal, cost_matrix(counts, epsilon))
     probs, removed = remove_zero_data_mass(plan, counts)
-    return PairProbs(langs, counts, marginal, plan, probs, removed, iterations)
+    error = float(max(np.abs(plan.sum(axis=1) - marginal).max(), np.abs(plan.sum(axis=0) - marginal).max()))
+    return PairProbs(langs, counts, marginal, plan, probs, removed, iterations, error)
 
 
 def plot_pair_probs(result: PairProbs, title: str) -> bytes:

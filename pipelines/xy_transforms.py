@@ -33,7 +33,8 @@ NO_LIMIT = 1 << 62  # corpora.parallel's word limit: xy_corpus limits token ids 
 # --trtd_draws: rows per language pair follow pair_probs, or every usable pair is written once and a
 # trainer that samples language pairs by pair_probs itself (training/data_xylent.py) sees all the data.
 DRAW_BY_PAIR_PROBS, DRAW_ONCE = "pair_probs", "once"
-BATCH_SIZE = 1024  # lines (or pairs) per element between reading and tokenising: one encode call each
+BATCH_SIZE = 1024
+MAX_MARGINAL_ERROR = 1e-6  # what the tests ask of the plan before removal  # lines (or pairs) per element between reading and tokenising: one encode call each
 
 
 def _lines(f):
@@ -263,9 +264,15 @@ class PairProbsFn(TallyingDoFn):
             sink.write(png)
         self.tally("sinkhorn", "removed_mass_ppb", ALL, round(result.removed_mass * 1e9))
         self.tally("sinkhorn", "iterations", ALL, result.iterations)
+        self.tally("sinkhorn", "marginal_error_ppb", ALL, round(result.marginal_error * 1e9))
+        if result.marginal_error > MAX_MARGINAL_ERROR:
+            logging.getLogger(__name__).warning(
+                "xy_corpus: Sinkhorn stopped %.2g from the marginals p^(1/T) after %d iterations; pair_probs is a "
+                "distribution but not the optimum: raise --epsilon", result.marginal_error, result.iterations)
         self.tally("trtd", "target_rows", ALL, target)
-        PROGRESS.info("xy_corpus: Sinkhorn over %d languages in %d iterations; mass on pairs with no data %.6f "
-                      "removed", len(result.langs), result.iterations, result.removed_mass)
+        PROGRESS.info("xy_corpus: Sinkhorn over %d languages in %d iterations (marginals within %.1g); mass on pairs "
+                      "with no data %.3g removed", len(result.langs), result.iterations, result.marginal_error,
+                      result.removed_mass)
         for row in rows:
             if row["pairs"]:
                 PROGRESS.info("  %s-%s  pairs %8s  data %.4f  prob %.4f", row["src_lang"], row["tgt_lang"],

@@ -52,6 +52,7 @@ def test_regularisation_one_is_a_scaling_of_the_smoothed_data():
 
 def test_no_probability_on_pairs_without_data():
     result = sinkhorn.sinkhorn_pair_probs(X_Y, temperature=5.0)
+    assert result.marginal_error < 1e-6
     assert result.probs.sum() == pytest.approx(1.0, abs=1e-12)
     assert (result.probs[result.counts == 0] == 0).all()
     assert (np.diag(result.probs) == 0).all()

@@ -139,6 +139,7 @@ def test_pair_probs_and_the_drawn_mix(sample_run):
         assert abs(stats[key].get("trtd/rows", 0) - r["expected_draws"]) < 4 * max(r["expected_draws"], 1) ** 0.5 + 2, key
     # the sample has X-Y pairs in every language but en, so the marginals are reachable on pairs with data
     assert stats["all"].get("sinkhorn/removed_mass_ppb", 0) < 1_000
+    assert stats["all"].get("sinkhorn/marginal_error_ppb", 0) < 1_000  # the balanced plan met p^(1/T)
 
 
 def test_same_seed_same_bytes_other_seed_other_draws(sample_run, vocab, tmp_path):
