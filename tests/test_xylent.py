@@ -26,14 +26,32 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def xy_data(tmp_path_factory):
-    """The xy_corpus job's output on the bundled samples, with the vocap model built from them."""
-    from pipelines import vocap, xy_corpus
+def vocab(tmp_path_factory):
+    from pipelines import vocap
 
-    root = tmp_path_factory.mktemp("xy")
-    vocap.run(["--output", str(root / "vocap")])
-    xy_corpus.run(["--vocab", str(root / "vocap" / "spm.model"), "--output", str(root / "xy")])
-    return root / "xy"
+    out = tmp_path_factory.mktemp("vocap")
+    vocap.run(["--output", str(out)])
+    return out / "spm.model"
+
+
+@pytest.fixture(scope="module")
+def xy_data(vocab, tmp_path_factory):
+    """The xy_corpus job's output on the bundled samples (TRTD rows drawn by pair_probs, the default)."""
+    from pipelines import xy_corpus
+
+    out = tmp_path_factory.mktemp("xy")
+    xy_corpus.run(["--vocab", str(vocab), "--output", str(out)])
+    return out
+
+
+@pytest.fixture(scope="module")
+def xy_once(vocab, tmp_path_factory):
+    """The same with `--trtd_draws once`: every bitext pair once, whatever pair_probs says."""
+    from pipelines import xy_corpus
+
+    out = tmp_path_factory.mktemp("xy_once")
+    xy_corpus.run(["--vocab", str(vocab), "--output", str(out), "--trtd_draws", "once"])
+    return out
 
 
 def tiny_cfg(**changes):
@@ -82,7 +100,11 @@ def test_stream_alternates_tasks_and_buckets_trtd_by_pair_and_length(xy_data):
     assert len(seen_pairs) >= 4
 
 
-def test_trtd_pairs_follow_the_weights(xy_data):
+@pytest.mark.parametrize("draws", ["pair_probs", "once"])
+def test_trtd_pairs_follow_the_weights(draws, request):
+    # with `once` the shards hold every pair once (ar-fr 30 rows, en-fr 42) but pair_probs favours
+    # ar-fr 0.25 to 0.14: the stream itself must draw by pair_probs
+    xy_data = request.getfixturevalue("xy_data" if draws == "pair_probs" else "xy_once")
     data = stream(xy_data)
     counts = {name: 0 for name in data.pair_names}
     for _, (pair, _rows) in zip(range(1200), data.raw_batches()):
@@ -268,6 +290,26 @@ def test_dro_weights_are_logged_and_follow_the_pair_losses(xy_data, tmp_path):
 
 
 # ---- the whole run, saving, loading, fine-tuning ----
+
+def test_a_resumed_run_continues_exactly(xy_data, tmp_path):
+    def train(out, steps, *extra):
+        run.main(["--model", "xylent", "--data", str(xy_data), "--output", str(out), "--config", "tiny",
+                  "--max_steps", str(steps), "--save_every", "4", "--no_progress", "--no_tensorboard", *extra])
+        return {r["step"]: r for r in metrics(out)}
+
+    import shutil
+
+    whole = train(tmp_path / "whole", 8)
+    # the same run as if interrupted after step 4: its checkpoint of step 4, nothing later
+    shutil.copytree(tmp_path / "whole", tmp_path / "cut", ignore=shutil.ignore_patterns("step-00000008.pt", "final"))
+    (tmp_path / "cut" / "metrics.jsonl").unlink()
+    resumed = train(tmp_path / "cut", 8, "--resume")
+    assert min(resumed) == 5
+    for step in range(5, 9):  # the data position, masking RNG, optimiser and schedule all carry over
+        for key in ("loss", "gen_loss", "disc_loss", "batches"):
+            assert resumed[step][key] == pytest.approx(whole[step][key], rel=1e-5), (step, key)
+
+
 
 @pytest.fixture(scope="module")
 def trained(xy_data, tmp_path_factory):

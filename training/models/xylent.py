@@ -370,7 +370,7 @@ class XYLentForPreTraining(nn.Module):
                 "disc_acc_original": (~predicted[original]).float().mean(),
                 "replaced_share": replaced.sum() / masked.sum().clamp(min=1),
             }
-            if pair_index is not None and cfg.pair_names:
+            if cfg.dro and pair_index is not None and cfg.pair_names:
                 self._accumulate_pair_losses(pair_index, masked, gen_token_loss, disc_token_loss, real)
             if cfg.dro and cfg.pair_names:
                 for k, name in enumerate(cfg.pair_names):
