@@ -121,6 +121,20 @@ def test_trtd_pairs_follow_the_weights(draws, request):
     assert set(pairs) == {"ar-hi"}
 
 
+def test_pair_weights_reach_dataloader_workers(xy_data):
+    from training.data import make_loader
+
+    data = stream(xy_data)
+    batches = iter(make_loader(data, 2))
+    first = [next(batches) for _ in range(8)]
+    assert {int(b["pair_index"][0]) for b in first[1::2]} != {data.pair_names.index("en-vi")}
+    target = data.pair_names.index("en-vi")
+    data.set_pair_weights([float(k == target) for k in range(len(data.pair_names))])  # in the main process
+    later = [next(batches) for _ in range(40)][20:]  # past what the workers had prefetched
+    trtd = [int(b["pair_index"][0]) for b in later if b["pair_index"][0] >= 0]
+    assert len(trtd) == 10 and set(trtd) == {target}
+
+
 def test_resuming_skips_exactly_the_batches_taken(xy_data):
     full = [b for _, b in zip(range(14), stream(xy_data))]
     resumed = [b for _, b in zip(range(5), stream(xy_data, start_batch=9))]
@@ -201,6 +215,11 @@ def test_sampling_never_gives_pad_or_mask():
     logits = torch.zeros(2000, 8)
     logits[:, PAD_ID] = logits[:, MASK_ID] = 50.0  # even when G prefers them
     assert not torch.isin(xylent.sample_replacements(logits), torch.tensor([PAD_ID, MASK_ID])).any()
+    # and otherwise draws from G's softmax
+    logits = torch.full((20000, 8), -1e4)
+    logits[:, 5:8] = torch.log(torch.tensor([0.2, 0.3, 0.5]))
+    freq = torch.bincount(xylent.sample_replacements(logits, torch.Generator().manual_seed(0)), minlength=8) / 20000
+    assert torch.allclose(freq[5:], torch.tensor([0.2, 0.3, 0.5]), atol=0.015) and freq[:5].sum() == 0
 
 
 def test_losses_fall_on_real_shards(xy_data):
@@ -320,6 +339,18 @@ def trained(xy_data, tmp_path_factory):
                             cwd=REPO, capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert result.returncode == 0, result.stderr[-3000:]
     return out
+
+
+def test_help_lists_every_xylent_flag(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run.parse_args(["--model", "xylent", "--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    for flag in data_xylent.EXTRA_FLAGS:
+        assert f"--{flag}" in text, flag
+    with pytest.raises(SystemExit):  # a typo in --dro is one argparse line, not a silent False
+        run.parse_args(["--model", "xylent", "--data", "x", "--dro", "yes please"])
+    assert "invalid on/off value" in capsys.readouterr().err
 
 
 def test_run_end_to_end_logs_both_losses_and_saves_both_models(trained):

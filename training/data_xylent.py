@@ -96,7 +96,7 @@ EXTRA_FLAGS = {
     "generator_layers": (int, "generator depth (XLM-E base: 4)"),
     "generator_hidden_size": (int, "generator width (default: the discriminator's)"),
     "disc_weight": (float, "λ in L_gen + λ·L_disc (ELECTRA: 50)"),
-    "mask_prob": (float, "share of tokens masked for the generator (15%; <s> never)"),
+    "mask_prob": (float, "share of tokens masked for the generator (15%%; <s> never)"),
     "trtd_batch_tokens": (int, "padded tokens per TRTD batch (default: batch_size x max_seq_len)"),
     "trtd_pool_rows": (int, "rows of one language pair sorted by length together to form TRTD batches"),
     "dro": (_on_off, "1: resample TRTD language pairs by the χ²-ball best response to their losses (Eq. 3)"),
