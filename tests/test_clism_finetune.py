@@ -70,6 +70,10 @@ def tiny_clism(data, tmp_path_factory) -> Path:
 
 def test_que_follows_the_question_and_answers_match_the_words(data, tiny_clism):
     model, tokenizer = finetune_clism.load_model(str(tiny_clism), "que")
+    # The pre-trained W_s and W_e are the ones the [QUE] head starts from.
+    from training.models.clism import CLISMForPreTraining
+    pretrained = CLISMForPreTraining.from_pretrained(tiny_clism)
+    assert torch.equal(model.w_s.weight, pretrained.w_s.weight) and torch.equal(model.w_e.weight, pretrained.w_e.weight)
     examples = squad.read_squad(data / "train.json")
     rows, _ = squad.to_rows(examples, tokenizer, 64, 383, 128, train=True)
     batch = QACollator(tokenizer, "que", 64, 384)(rows, train=True)
