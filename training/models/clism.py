@@ -43,9 +43,10 @@ TAU_READINGS = ("scale", "divide")
 # ---- losses (plain functions: tested against hand-computed values) ----
 
 def masked_mean(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """The aggregation layer 𝒜 of Eq. 6: mean over the masked positions. [B, T, d], [B, T] -> [B, d]."""
-    mask = mask.to(hidden.dtype).unsqueeze(-1)
-    return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+    """The aggregation layer 𝒜 of Eq. 6: mean over the masked positions. [B, T, d], [B, T] -> [B, d].
+    In float32: a bf16 sum over 128 tokens loses the small differences the cosines compare."""
+    mask = mask.float().unsqueeze(-1)
+    return (hidden.float() * mask).sum(1) / mask.sum(1).clamp(min=1)
 
 
 def contrastive_loss(anchor: torch.Tensor, candidates: torch.Tensor, temperature: float, reading: str = "scale") -> torch.Tensor:
