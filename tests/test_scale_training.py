@@ -47,7 +47,8 @@ def torchrun_two_nodes(args: list[str], outputs: list[Path], logs: Path) -> None
         log = open(logs / f"{out.parent.name}-node{node}.log", "wb")  # noqa: SIM115  closed below
         # Static rendezvous (node 0 serves the store at --master_addr:--master_port; ranks follow
         # --node_rank). c10d rendezvous (--rdzv_backend c10d, docs/scale_out.md) trains the same, but
-        # with both "nodes" on one 2-core host its launchers lost the store at shutdown in 2 of 4 runs.
+        # with both "nodes" on one loaded 2-core host its launchers lost the store at shutdown, after
+        # training, in 2 of 3 runs (docs/scale_out.md §5).
         command = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc_per_node", "1",
                    "--node_rank", str(node), "--master_addr", "127.0.0.1", "--master_port", str(port),
                    "--max_restarts", "0", "-m", "training.run", *args, "--output", str(out)]
