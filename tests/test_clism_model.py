@@ -91,7 +91,7 @@ def test_que_positions_and_answer_spans_match_the_words(rows, tokenizer):
         assert [p for p in range(ids.shape[1]) if ids[b, p] == que] == positions
         # The masked source with each [QUE] put back as its span's subwords is the source again.
         source = ids[b][batch["source_mask"][b]].tolist()
-        rebuilt, w, k = [], 0, 0
+        rebuilt, k = [], 0
         for t in source:
             if t == que:
                 rebuilt.extend(x for word in src[spans[k]["src_start"]: spans[k]["src_end"] + 1] for x in word)
