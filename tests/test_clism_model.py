@@ -345,7 +345,7 @@ def test_training_run_end_to_end(few_rows, tmp_path):
 
     ablated = tmp_path / "ablated"
     run.main(["--model", "clism", "--data", str(few_rows), "--output", str(ablated), "--config", "tiny",
-              "--max_steps", "2", "--no_cacr", "true", "--no_mlm", "true", *QUIET])
+              "--max_steps", "2", "--no_cacr", "--no_mlm", *QUIET])
     record = json.loads((ablated / "metrics.jsonl").read_text().splitlines()[-1])
     assert "clism_loss" in record and "cacr_loss" not in record and "mlm_loss" not in record
 
@@ -379,7 +379,7 @@ def test_resumed_run_equals_uninterrupted_run(few_rows, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("switches", [[], ["--no_mlm", "true"]])
+@pytest.mark.parametrize("switches", [[], ["--no_mlm"]])
 def test_two_gloo_processes_train_every_variant(few_rows, tmp_path, switches):
     """DDP without find_unused_parameters: every trainable parameter gets a gradient in each variant."""
     import subprocess

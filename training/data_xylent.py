@@ -32,7 +32,7 @@ import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA, check_schema
-from corpora.vocap import BOS_ID, PAD_ID
+from corpora.vocap import PAD_ID
 from training.config import TrainConfig
 from training.data import ParquetBatches, _rng, check_shards
 

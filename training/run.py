@@ -75,7 +75,10 @@ def build_parser(spec: ModelSpec | None = None) -> argparse.ArgumentParser:
     p.add_argument("--no_tensorboard", action="store_true", help="no TensorBoard events")
     flags = {**OVERRIDES, **(spec.extra_flags if spec else {})}
     for name, (kind, help_text) in flags.items():
-        p.add_argument(f"--{name}", type=kind, default=None, help=help_text)
+        if kind is bool:  # an on/off switch: `--no_cacr`, nothing after it
+            p.add_argument(f"--{name}", action="store_true", default=None, help=help_text)
+        else:
+            p.add_argument(f"--{name}", type=kind, default=None, help=help_text)
     return p
 
 

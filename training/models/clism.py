@@ -26,7 +26,6 @@ Readings where the paper is not explicit (docs/clism_model.md has the measuremen
 """
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 
 import torch
@@ -300,16 +299,6 @@ CONFIGS: dict[str, CLISMTrainConfig] = {
 }
 
 
-def switch(text: str) -> bool:
-    """Flag values for the on/off settings: `--no_cacr true` (the shared parser gives each model flag one value)."""
-    value = text.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise argparse.ArgumentTypeError(f"{text!r}: expected true or false")
-
-
 def _spec():
     # Imported here: the model file stays importable (and readable) without the training plumbing.
     from corpora.schemas import CLISM_SCHEMA
@@ -336,8 +325,8 @@ def _spec():
             "cacr_temperature": (float, "τ of CACR Eq. 7 (paper: 20)"),
             "cacr_tau_reading": (str, "how τ enters Eq. 7: 'scale' = cos·τ (default; trains) or 'divide' = "
                                       "cos/τ (the formula as printed; stays near 3·log B, see docs/clism_model.md)"),
-            "no_cacr": (switch, "true: drop L_cacr and the second pass (paper's ablation); --no_cacr true"),
-            "no_mlm": (switch, "true: drop L_mlm (paper's ablation); --no_mlm true"),
+            "no_cacr": (bool, "drop L_cacr and the second pass (the paper's ablation)"),
+            "no_mlm": (bool, "drop L_mlm (the paper's ablation)"),
         },
         prepare_tokenizer=add_que_token,
     )
