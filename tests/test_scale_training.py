@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -38,32 +40,66 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def children(pid: int) -> list[int]:
+    """Process ids whose parent is `pid` (Linux /proc), i.e. a torchrun launcher's workers."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
 def torchrun_two_nodes(args: list[str], outputs: list[Path], logs: Path) -> None:
-    """Two torchrun launchers, one process each, that meet at node 0's store: a 2-node job."""
+    """Two torchrun launchers, one process each, that meet at node 0's store: a 2-node job.
+
+    Once rank 0 has written final/ (its last file), both launchers get 60 s to exit. A worker still
+    alive then is hung: it is sent SIGABRT, and with PYTHONFAULTHANDLER its Python stack lands in the
+    log that the failure shows, instead of the job waiting out torchrun's 300 s exit barrier.
+    """
     port = free_port()
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    launchers = []
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONFAULTHANDLER": "1",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    launchers, log_paths = [], []
     for node, out in enumerate(outputs):
-        log = open(logs / f"{out.parent.name}-node{node}.log", "wb")  # noqa: SIM115  closed below
+        log_paths.append(logs / f"{out.parent.name}-node{node}.log")
+        log = open(log_paths[-1], "wb")  # noqa: SIM115  closed below
         # Static rendezvous (node 0 serves the store at --master_addr:--master_port; ranks follow
-        # --node_rank). c10d rendezvous (--rdzv_backend c10d, docs/scale_out.md) trains the same, but
-        # with both "nodes" on one loaded 2-core host its launchers lost the store at shutdown, after
-        # training, in 2 of 3 runs (docs/scale_out.md §5).
+        # --node_rank), so that node 0's directory is rank 0's. c10d rendezvous (docs/scale_out.md)
+        # assigns ranks in arrival order.
         command = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc_per_node", "1",
                    "--node_rank", str(node), "--master_addr", "127.0.0.1", "--master_port", str(port),
                    "--max_restarts", "0", "-m", "training.run", *args, "--output", str(out)]
         launchers.append((subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT), log))
-    failed = []
-    for node, (process, log) in enumerate(launchers):
-        try:
-            process.wait(timeout=600)
-        finally:
+    deadline, finished_at = time.time() + 600, None
+    hung = []
+    try:
+        while any(p.poll() is None for p, _ in launchers):
+            if finished_at is None and (outputs[0] / "final" / "train_config.json").exists():
+                finished_at = time.time()
+            if time.time() > deadline or (finished_at and time.time() > finished_at + 60):
+                for node, (process, _) in enumerate(launchers):
+                    workers = children(process.pid) if process.poll() is None else []
+                    if workers:  # a launcher without workers is only waiting for the other node
+                        hung.append(node)
+                    for worker in workers:
+                        os.kill(worker, signal.SIGABRT)
+                time.sleep(5)
+                break
+            time.sleep(0.5)
+    finally:
+        for process, log in launchers:
             if process.poll() is None:
                 process.kill()
-                process.wait()
+            process.wait()
             log.close()
-        if process.returncode != 0:
-            failed.append(f"node {node} exit {process.returncode}:\n{(logs / f'{outputs[node].parent.name}-node{node}.log').read_text()[-3000:]}")
+    failed = [f"node {node} exit {p.returncode}{' (worker hung after training, stack below)' if node in hung else ''}:\n"
+              f"{log_paths[node].read_text(errors='replace')[-4000:]}"
+              for node, (p, _) in enumerate(launchers) if p.returncode != 0 or node in hung]
     assert not failed, "\n".join(failed)
 
 
