@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -32,23 +30,10 @@ from corpora import parallel  # noqa: E402
 from corpora.aligners import make_aligner  # noqa: E402
 from corpora.ner_spans import load_ner_pipeline  # noqa: E402
 from corpora.words import get_tokenizer, stop_words  # noqa: E402
+from benchmarks.timing import Clock  # noqa: E402
 from pipelines import clism_pairs  # noqa: E402
 
 SAMPLE_FILES = {"fr": ("en-fr.en", "en-fr.fr"), "ar": ("en-ar.tsv",), "hi": ("en-hi.txt",), "vi": ("en-vi.tsv",)}
-
-
-def cpu_seconds() -> float:
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-class Clock:
-    def __enter__(self):
-        self.wall, self.cpu = time.perf_counter(), cpu_seconds()
-        return self
-
-    def __exit__(self, *exc):
-        self.wall, self.cpu = time.perf_counter() - self.wall, cpu_seconds() - self.cpu
 
 
 def sample_pairs(lang: str) -> list[tuple[str, str]]:

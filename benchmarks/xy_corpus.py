@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
 import sys
 import tempfile
 import time
@@ -36,21 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import sentencepiece as spm  # noqa: E402
 
 from corpora import parallel, sinkhorn  # noqa: E402
+from benchmarks.timing import Clock  # noqa: E402
 from pipelines import vocap, xy_corpus  # noqa: E402
-
-
-def cpu_seconds() -> float:
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-class Clock:
-    def __enter__(self):
-        self.wall, self.cpu = time.perf_counter(), cpu_seconds()
-        return self
-
-    def __exit__(self, *exc):
-        self.wall, self.cpu = time.perf_counter() - self.wall, cpu_seconds() - self.cpu
 
 
 def read_bitext(spec: str) -> tuple[str, list[tuple[str, str]]]:

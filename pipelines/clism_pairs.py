@@ -86,11 +86,6 @@ def sample_dir() -> str:
     return str(resources.files("corpora") / "samples" / "parallel")
 
 
-def _count_lines(path: str) -> int:
-    with FileSystems.open(path) as f:
-        return parallel.count_lines(f)
-
-
 def plan(opts) -> tuple[list[parallel.PairSource], str]:
     """Validate the options (one-line errors) and list the parallel sources to read."""
     for name in ("max_words", "max_span_words", "align_shards", "eflomal_samplers", "ner_batch_size",
@@ -114,21 +109,11 @@ def plan(opts) -> tuple[list[parallel.PairSource], str]:
             source = parallel.parse_pair_spec(value)
         except ValueError as error:
             raise common.UsageError(str(error)) from None
-        for path in source.paths:
-            if not FileSystems.exists(path):
-                raise common.UsageError(f"--pairs {value!r}: file not found: {path}")
+        common.check_parallel_inputs("pairs", value, source.paths)
         if not opts.pretokenized and source.tgt_lang not in SUPPORTED_LANGS:
             raise common.UsageError(
                 f"--pairs {value!r}: no word tokenizer for {source.tgt_lang!r} (have {' '.join(SUPPORTED_LANGS)}); "
                 "tokenise the text yourself and pass --pretokenized")
-        if len(source.paths) == 2:
-            # Line-aligned files that differ in length are misaligned somewhere: every pair after the
-            # first extra line would be wrong, so stop before spending any work on them.
-            counts = [_count_lines(p) for p in source.paths]
-            if counts[0] != counts[1]:
-                raise common.UsageError(
-                    f"--pairs {value!r}: line counts differ: {source.paths[0]} has {counts[0]:,} lines, "
-                    f"{source.paths[1]} has {counts[1]:,}; the files must be line-aligned")
         sources.append(source)
     if opts.aligner == "eflomal":
         try:

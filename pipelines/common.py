@@ -318,3 +318,24 @@ def print_counters(result, stream=None) -> None:
         print("counters:", file=stream)
         for name, value in sorted(totals.items()):
             print(f"  {name:<45} {value:>12,}", file=stream)
+
+
+def check_parallel_inputs(flag: str, value: str, paths) -> None:
+    """Every file of a parallel input exists, and two line-aligned files have as many lines.
+
+    Files that differ in length are misaligned somewhere: every pair after the first extra line would
+    be wrong, so the job stops with both counts before spending any work on them.
+    """
+    from corpora.parallel import count_lines
+
+    for path in paths:
+        if not FileSystems.exists(path):
+            raise UsageError(f"--{flag} {value!r}: file not found: {path}")
+    if len(paths) == 2:
+        counts = []
+        for path in paths:
+            with FileSystems.open(path) as f:
+                counts.append(count_lines(f))
+        if counts[0] != counts[1]:
+            raise UsageError(f"--{flag} {value!r}: line counts differ: {paths[0]} has {counts[0]:,} lines, "
+                             f"{paths[1]} has {counts[1]:,}; the files must be line-aligned")

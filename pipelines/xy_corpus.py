@@ -28,7 +28,7 @@ import sentencepiece as spm
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from corpora import parallel, sinkhorn, vocap, xy_shards
+from corpora import sinkhorn, vocap, xy_shards
 from corpora.schemas import XY_MRTD_SCHEMA, XY_TRTD_SCHEMA
 from corpora.wikitext import WIKIPEDIA_LANGUAGES
 from pipelines import common
@@ -99,11 +99,6 @@ def _sample_specs() -> tuple[list[str], list[str]]:
     return mono, bitext
 
 
-def _count_lines(path: str) -> int:
-    with FileSystems.open(path) as f:
-        return parallel.count_lines(f)
-
-
 def check_vocab(path: str) -> None:
     """A vocap model, or a one-line error: the ids of every shard depend on it."""
     if not FileSystems.exists(path):
@@ -128,17 +123,7 @@ def parse_bitext(specs: list[str]) -> list[xy_shards.BitextSource]:
             source = xy_shards.parse_bitext_spec(value)
         except ValueError as error:
             raise common.UsageError(str(error)) from None
-        for path in source.paths:
-            if not FileSystems.exists(path):
-                raise common.UsageError(f"--bitext {value!r}: file not found: {path}")
-        if len(source.paths) == 2:
-            # Line-aligned files of different lengths are misaligned somewhere: every pair after the
-            # first extra line would be wrong, so stop before spending any work on them.
-            counts = [_count_lines(p) for p in source.paths]
-            if counts[0] != counts[1]:
-                raise common.UsageError(
-                    f"--bitext {value!r}: line counts differ: {source.paths[0]} has {counts[0]:,} lines, "
-                    f"{source.paths[1]} has {counts[1]:,}; the files must be line-aligned")
+        common.check_parallel_inputs("bitext", value, source.paths)
         sources.append(source)
     return sources
 
