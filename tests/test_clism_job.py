@@ -7,13 +7,14 @@ from __future__ import annotations
 import collections
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
 from corpora.ner_spans import Span, check_span_rules, load_ner_pipeline, ner_pipeline_available
-from corpora.schemas import CLISM_SCHEMA, DEAD_LETTER_SCHEMA, check_schema
+from corpora.schemas import CLISM_SCHEMA
 from corpora.words import stop_words
 from pipelines import clism_pairs
+
+from job_files import dead_letters, read_checked
 
 pytestmark = [
     pytest.mark.skipif(not ner_pipeline_available("en_core_web_sm"), reason="en_core_web_sm not installed"),
@@ -29,17 +30,7 @@ def run_job(out: Path, *args: str) -> dict[tuple[str, str], int]:
 
 
 def rows(out: Path) -> list[dict]:
-    files = sorted((out / "data").glob("train-*.parquet"))
-    for f in files:
-        check_schema(pq.read_schema(f), CLISM_SCHEMA, str(f))
-    return [r for f in files for r in pq.read_table(f).to_pylist()]
-
-
-def dead_letters(out: Path) -> list[dict]:
-    files = sorted((out / "dead_letter").glob("*.parquet"))
-    for f in files:
-        check_schema(pq.read_schema(f), DEAD_LETTER_SCHEMA, str(f))
-    return [r for f in files for r in pq.read_table(f).to_pylist()]
+    return read_checked(out / "data", "train-*.parquet", CLISM_SCHEMA)
 
 
 def assert_rows_follow_the_rules(rows_, max_span_words=10):

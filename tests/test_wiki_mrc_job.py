@@ -5,16 +5,17 @@ import bz2
 import collections
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
 from corpora import dumps
 from corpora.multistream import split_dump_pages, write_multistream
-from corpora.schemas import DEAD_LETTER_SCHEMA, MRC_SCHEMA, check_schema
+from corpora.schemas import MRC_SCHEMA
 from corpora.titles import normalise_title, strip_qualifier
 from corpora.wikitext import parse_wikitext
 from corpora.words import get_tokenizer
 from pipelines import wiki_mrc
+
+from job_files import dead_letters, read_checked
 
 EXCERPT = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikipedia" / "enwiki-excerpt.xml.bz2"
 needs_excerpt = pytest.mark.skipif(not EXCERPT.exists(), reason="../shared/data is not beside this checkout")
@@ -26,17 +27,7 @@ def run_job(out: Path, *args: str) -> dict[tuple[str, str], int]:
 
 
 def rows(out: Path, split: str = "train") -> list[dict]:
-    files = sorted((out / "data").glob(f"{split}-*.parquet"))
-    for f in files:
-        check_schema(pq.read_schema(f), MRC_SCHEMA, str(f))
-    return [r for f in files for r in pq.read_table(f).to_pylist()]
-
-
-def dead_letters(out: Path) -> list[dict]:
-    files = sorted((out / "dead_letter").glob("*.parquet"))
-    for f in files:
-        check_schema(pq.read_schema(f), DEAD_LETTER_SCHEMA, str(f))
-    return [r for f in files for r in pq.read_table(f).to_pylist()]
+    return read_checked(out / "data", f"{split}-*.parquet", MRC_SCHEMA)
 
 
 def outputs(out: Path) -> dict[str, bytes]:
