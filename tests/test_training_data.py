@@ -92,6 +92,24 @@ def test_workers_split_the_stream_and_resume_skips_exactly(mrc_output):
         assert ids_of(next(resumed) for _ in range(12 - start)) == ids_of(first[start:])
 
 
+def test_resume_skips_batches_without_reading_their_rows(mrc_output, monkeypatch):
+    files = list_shards(mrc_output)
+    per_epoch = -(-check_shards(files) // 4)
+    skip = 3 * per_epoch + 5  # into the fourth epoch
+    whole = ParquetBatches(files, 4, seed=0, shuffle_buffer=8).raw_batches()
+    expected = [next(whole) for _ in range(skip + 10)][skip:]
+    reads = []
+    real_read = pq.ParquetFile.read_row_group
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group",
+                        lambda self, group, **kw: reads.append(group) or real_read(self, group, **kw))
+    resumed = iter(ParquetBatches(files, 4, seed=0, shuffle_buffer=8, start_batch=skip))
+    assert ids_of(next(resumed) for _ in range(10)) == ids_of(expected)
+    # Only row groups of the 10 batches handed out are read, never those of the skipped three
+    # epochs (reading them would cost at least 3 reads per row group).
+    units = len(ParquetBatches(files, 4).units)
+    assert 0 < len(reads) <= units
+
+
 def test_tiny_tokenizer_has_the_trained_vocabulary(tokenizer, rows, tmp_path):
     # transformers 5 can silently build a 5-token vocabulary from a SentencePiece file.
     assert len(tokenizer) > 1000

@@ -3,12 +3,14 @@
 The stream is a pure function of (files, seed, epoch, slot): every epoch the row groups are put in a
 seeded order, each (DDP rank, DataLoader worker) "slot" takes its share, and a seeded shuffle buffer
 mixes rows within the slot. Resuming therefore needs only the number of batches already taken: the
-stream is regenerated and that many batches are skipped before any collation happens.
+stream is planned again on row positions (from the footers' row counts) and that many batches are
+skipped without reading a single row; rows are read, a row group at a time, only for batches handed out.
 """
 from __future__ import annotations
 
 import hashlib
 import random
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -75,8 +77,14 @@ class ParquetBatches(IterableDataset):
         self.shuffle_buffer = max(1, shuffle_buffer)
         self.start_batch = start_batch  # batches this rank's loader has already handed out
         self.columns = columns
-        # (file index, row group) units, read from the footers once.
-        self.units = [(i, g) for i, f in enumerate(self.files) for g in range(pq.ParquetFile(f).num_row_groups)]
+        # (file index, row group) units and their row counts, read from the footers once: the stream is
+        # planned on row positions alone, and rows are read only for the batches that are handed out.
+        self.units, self.unit_rows = [], {}
+        for i, f in enumerate(self.files):
+            meta = pq.ParquetFile(f).metadata
+            for g in range(meta.num_row_groups):
+                self.units.append((i, g))
+                self.unit_rows[(i, g)] = meta.row_group(g).num_rows
 
     def _slot(self) -> tuple[int, int, int, int]:
         info = get_worker_info()
@@ -86,7 +94,9 @@ class ParquetBatches(IterableDataset):
         worker = (worker + self.start_batch) % workers
         return self.rank * workers + worker, self.world_size * workers, worker, workers
 
-    def _rows(self, epoch: int, slot: int, slots: int) -> Iterator[dict]:
+    def _positions(self, epoch: int, slot: int, slots: int, planned: Counter | None = None) -> Iterator[tuple]:
+        """(unit, row) positions of this slot's rows in one epoch; `planned[unit]` is raised by the number
+        of positions of a unit when its first one is yielded (so its rows are kept until all are used)."""
         units = list(self.units)
         _rng(self.seed, "units", epoch).shuffle(units)
         # Whole row groups per slot when there are enough of them (each slot reads only its share);
@@ -94,17 +104,19 @@ class ParquetBatches(IterableDataset):
         by_unit = len(units) >= slots
         mine = units[slot::slots] if by_unit else units
         index = 0
-        for file_index, group in mine:
-            table = pq.ParquetFile(self.files[file_index]).read_row_group(group, columns=self.columns)
-            for row in table.to_pylist():
-                if by_unit or index % slots == slot:
-                    yield row
-                index += 1
+        for unit in mine:
+            n = self.unit_rows[unit]
+            rows = range(n) if by_unit else range((slot - index) % slots, n, slots)
+            if planned is not None and len(rows):
+                planned[unit] += len(rows)
+            for row in rows:
+                yield unit, row
+            index += n
 
-    def _shuffled(self, rows: Iterator[dict], rng: random.Random) -> Iterator[dict]:
-        buffer: list[dict] = []
-        for row in rows:
-            buffer.append(row)
+    def _shuffled(self, items: Iterator, rng: random.Random) -> Iterator:
+        buffer: list = []
+        for item in items:
+            buffer.append(item)
             if len(buffer) >= self.shuffle_buffer:
                 k = rng.randrange(len(buffer))
                 buffer[k], buffer[-1] = buffer[-1], buffer[k]
@@ -112,15 +124,16 @@ class ParquetBatches(IterableDataset):
         rng.shuffle(buffer)
         yield from buffer
 
-    def raw_batches(self) -> Iterator[list[dict]]:
+    def position_batches(self, planned: Counter | None = None) -> Iterator[list[tuple]]:
+        """The endless stream of batches, as row positions (no row is read)."""
         slot, slots, _, _ = self._slot()
         epoch = 0
         while True:
-            rows = self._shuffled(self._rows(epoch, slot, slots), _rng(self.seed, "rows", epoch, slot))
-            batch: list[dict] = []
+            positions = self._shuffled(self._positions(epoch, slot, slots, planned), _rng(self.seed, "rows", epoch, slot))
+            batch: list[tuple] = []
             produced = False
-            for row in rows:
-                batch.append(row)
+            for position in positions:
+                batch.append(position)
                 if len(batch) == self.batch_size:
                     produced = True
                     yield batch
@@ -132,14 +145,42 @@ class ParquetBatches(IterableDataset):
                 raise ValueError(f"{self.files[0].parent}: slot {slot} of {slots} received no rows; use fewer workers or ranks")
             epoch += 1
 
+    def _batches(self, skip: int = 0) -> Iterator[list[dict]]:
+        """Row batches after the first `skip` ones, which are planned but never read (cheap resume)."""
+        planned: Counter = Counter()
+        tables: dict[tuple, list[dict]] = {}  # row groups with positions still to come
+        for n, batch in enumerate(self.position_batches(planned)):
+            if n >= skip:
+                rows = []
+                for unit, row in batch:
+                    if unit not in tables:
+                        file_index, group = unit
+                        tables[unit] = pq.ParquetFile(self.files[file_index]).read_row_group(
+                            group, columns=self.columns).to_pylist()
+                    rows.append(tables[unit][row])
+            for unit, _ in batch:
+                planned[unit] -= 1
+                if not planned[unit]:
+                    del planned[unit]
+                    tables.pop(unit, None)
+            if n >= skip:
+                yield rows
+
+    def _rows(self, epoch: int, slot: int, slots: int) -> Iterator[dict]:
+        """One epoch of a slot's rows, unshuffled (for tests and inspection)."""
+        for unit, row in self._positions(epoch, slot, slots):
+            file_index, group = unit
+            yield pq.ParquetFile(self.files[file_index]).read_row_group(group, columns=self.columns).slice(row, 1).to_pylist()[0]
+
+    def raw_batches(self) -> Iterator[list[dict]]:
+        """The endless stream of batches of row dicts, epochs one after another."""
+        return self._batches()
+
     def __iter__(self) -> Iterator:
         _, _, worker, workers = self._slot()
         # The DataLoader takes batches from its workers round-robin, so of the first start_batch
         # batches this worker made len(range(worker, start_batch, workers)).
-        skip = len(range(worker, self.start_batch, workers))
-        for n, batch in enumerate(self.raw_batches()):
-            if n < skip:
-                continue
+        for batch in self._batches(skip=len(range(worker, self.start_batch, workers))):
             yield self.collate(batch) if self.collate else batch
 
 
