@@ -65,7 +65,6 @@ def row_logits(model, collator: MPMRCollator, rows: list[dict], batch_size: int,
 
 class SquadTask:
     span_loss = True
-    answerable_from_rows = False
     predictions_file = "predictions.json"
 
     def __init__(self, args):
@@ -94,7 +93,6 @@ class SquadTask:
 
 class NerTask:
     span_loss = True
-    answerable_from_rows = False
     predictions_file = "predictions.jsonl"
 
     def __init__(self, args):
@@ -124,9 +122,6 @@ class NerTask:
 
 class PairTask:
     span_loss = False  # the [CLS] cells only: see training/tasks/pair_cls.py
-    # MPMRCollator marks an answerable row that keeps no answer span as unanswerable (its spans were cut
-    # by truncation); a pair row's answerability is its label, not a span, so the rows' own flag is used.
-    answerable_from_rows = True
     predictions_file = "predictions.jsonl"
 
     def __init__(self, args):
@@ -286,8 +281,6 @@ def finetune(args: argparse.Namespace) -> dict:
             chunk = next(stream)
             batch = collator(chunk)
             counts.update(batch.pop("counts"))
-            if task.answerable_from_rows:
-                batch["answerable"] = torch.tensor([float(r["answerable"]) for r in chunk])
             batch = {k: v.to(device) for k, v in batch.items()}
             context_mask = batch["context_mask"] if task.span_loss else torch.zeros_like(batch["context_mask"])
             with autocast:
