@@ -154,9 +154,7 @@ class ParquetBatches(IterableDataset):
                 rows = []
                 for unit, row in batch:
                     if unit not in tables:
-                        file_index, group = unit
-                        tables[unit] = pq.ParquetFile(self.files[file_index]).read_row_group(
-                            group, columns=self.columns).to_pylist()
+                        tables[unit] = self._read(unit)
                     rows.append(tables[unit][row])
             for unit, _ in batch:
                 planned[unit] -= 1
@@ -166,11 +164,17 @@ class ParquetBatches(IterableDataset):
             if n >= skip:
                 yield rows
 
+    def _read(self, unit: tuple[int, int]) -> list[dict]:
+        file_index, group = unit
+        return pq.ParquetFile(self.files[file_index]).read_row_group(group, columns=self.columns).to_pylist()
+
     def _rows(self, epoch: int, slot: int, slots: int) -> Iterator[dict]:
-        """One epoch of a slot's rows, unshuffled (for tests and inspection)."""
+        """One epoch of a slot's rows, unshuffled (for tests and inspection); positions come a unit at a time."""
+        current, table = None, []
         for unit, row in self._positions(epoch, slot, slots):
-            file_index, group = unit
-            yield pq.ParquetFile(self.files[file_index]).read_row_group(group, columns=self.columns).slice(row, 1).to_pylist()[0]
+            if unit != current:
+                current, table = unit, self._read(unit)
+            yield table[row]
 
     def raw_batches(self) -> Iterator[list[dict]]:
         """The endless stream of batches of row dicts, epochs one after another."""
