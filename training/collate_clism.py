@@ -36,6 +36,8 @@ from collections import Counter
 import torch
 from transformers import PreTrainedTokenizerBase
 
+from training.collate_mpmr import subword_span
+
 QUE_TOKEN = "[QUE]"
 IGNORE = -100  # cross_entropy's ignore_index: padding questions and unmasked MLM positions
 
@@ -134,12 +136,11 @@ class CLISMCollator:
             if not (0 <= s["src_start"] <= s["src_end"] < n_src_words and 0 <= s["tgt_start"] <= s["tgt_end"] < len(tgt_sub)):
                 counts["spans/out_of_range"] += 1
                 continue
-            # A word with no subwords of its own (zero-width characters) is skipped over.
-            inside = [w for w in range(s["tgt_start"], s["tgt_end"] + 1) if w in tgt_first]
-            if not inside:
+            answer = subword_span(tgt_first, tgt_last, s["tgt_start"], s["tgt_end"])
+            if answer is None:
                 counts["spans/no_subwords"] += 1
                 continue
-            a_start, a_end = tgt_first[inside[0]], tgt_last[inside[-1]]
+            a_start, a_end = answer
             if a_end >= tgt_room:
                 counts["spans/cut_by_truncation"] += 1
                 continue

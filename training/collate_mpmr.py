@@ -15,6 +15,14 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 
+def subword_span(first: dict[int, int], last: dict[int, int], start: int, end: int) -> tuple[int, int] | None:
+    """Word span start..end (inclusive) -> (first subword of its first word, last subword of its last
+    word), given each word's first/last subword position; None when none of its words has a subword.
+    A word with no subwords of its own (rare: zero-width characters) is skipped over."""
+    inside = [w for w in range(start, end + 1) if w in first]
+    return (first[inside[0]], last[inside[-1]]) if inside else None
+
+
 class MPMRCollator:
     def __init__(self, tokenizer: PreTrainedTokenizerBase, max_query_tokens: int = 128, max_seq_len: int = 512):
         if max_query_tokens + 4 >= max_seq_len:
@@ -54,12 +62,11 @@ class MPMRCollator:
                 if a["end"] >= cut_word:
                     counts["spans/cut_by_truncation"] += 1
                     continue
-                # A word with no subwords of its own (rare: zero-width characters) is skipped over.
-                inside = [w for w in range(a["start"], a["end"] + 1) if w in first]
-                if not inside:
+                span = subword_span(first, last, a["start"], a["end"])
+                if span is None:
                     counts["spans/no_subwords"] += 1
                     continue
-                spans.append((b, first[inside[0]], last[inside[-1]]))
+                spans.append((b, *span))
                 kept += 1
             counts["spans/kept"] += kept
             # Only a row whose spans were all lost becomes unanswerable; an answerable row that never had
