@@ -303,8 +303,16 @@ def clear_job_outputs(output: str, names: list[str]) -> None:
 
 
 def read_stats(output: str) -> pa.Table:
+    """The stats table, read without starting Arrow's thread pools.
+
+    `pq.read_table` goes through the dataset API, which starts Arrow's CPU and I/O pools; their
+    std::threads, still alive when the interpreter exits, are torn down by static destructors and a
+    joinable one aborts the process ("terminate called without an active exception", exit 134) after
+    a complete run (apache/arrow#34314). `ParquetFile.read(use_threads=False)` on an in-memory buffer
+    starts neither pool, and the stats file is a few hundred rows.
+    """
     with FileSystems.open(FileSystems.join(output, "stats.parquet")) as f:
-        return pq.read_table(io.BytesIO(f.read()))
+        return pq.ParquetFile(pa.BufferReader(f.read())).read(use_threads=False)
 
 
 def print_counters(result, stream=None) -> None:
