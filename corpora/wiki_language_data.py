@@ -64,8 +64,14 @@ name declared there appears in ``namespace_names`` (ja's siteinfo names 10/12/14
 ``Template``/``Help``/``Category``, which ja.wikipedia configures; the ja file's localised names are
 also kept).
 
-Curated (NOT from MediaWiki; written from knowledge of each Wikipedia, checked where possible
-against the dump excerpts above; lower-case unless the script has no case):
+Curated (NOT from MediaWiki; written from knowledge of each Wikipedia, lower-case unless the
+script has no case). Checked where possible against the dump excerpts above and against public
+lists: the ``disambiguationTemplates`` table of an old (c. 2009) pywikibot
+``families/wikipedia_family.py``, the disambiguation template list of spencermountain/wtf_wikipedia
+(src/_data/disambig_templates.ts at 8a34809d12ae3553fe46d94a1a9cde137656d0f3), and the section
+lists of wikimedia/pywikibot ``scripts/noreferences.py`` (at 0091b3dd92f974cf273a5f9eaae4564c9b3fe0df).
+Template names that were current years ago may since have become redirects or been deleted;
+matching a few extra names costs nothing.
 
 - ``site_namespace_names``: ``{ns_id: [name]}`` for the Project (4) and Portal-like (100, 102)
   namespaces, which are per-wiki configuration (wmf-config), not MediaWiki language data.
@@ -177,8 +183,9 @@ LANGUAGE_DATA: dict[str, dict] = {
         ],
         'tail_sections': [
             'انظر أيضا', 'انظر أيضًا', 'اقرأ أيضا', 'مراجع', 'المراجع', 'مصادر', 'المصادر',
-            'المراجع والمصادر', 'مراجع ومصادر', 'وصلات خارجية', 'روابط خارجية', 'ملاحظات', 'هوامش', 'الهوامش',
-            'قراءات إضافية', 'قراءة إضافية', 'ببليوغرافيا', 'معرض صور', 'معرض الصور',
+            'المراجع والمصادر', 'مراجع ومصادر', 'مصادر ومراجع', 'المصادر والمراجع', 'وصلات خارجية',
+            'روابط خارجية', 'ملاحظات', 'هوامش', 'الهوامش', 'قراءات إضافية', 'قراءة إضافية', 'ببليوغرافيا',
+            'معرض صور', 'معرض الصور',
         ],
         # harakat are optional and normally absent in article text; NFD folding of hamza seats (أ/إ/آ -> ا) is
         # the standard Arabic search normalisation, so merges are intended ones
@@ -394,14 +401,15 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of de.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal']},
-        'disambiguation_templates': ['begriffsklärung', 'bkl', 'disambig', 'dab', 'disambiguation'],
+        'disambiguation_templates': ['begriffsklärung', 'bkl', 'bks', 'disambig', 'dab', 'disambiguation'],
         'disambiguation_phrases': [
             'steht für', 'bezeichnet', 'ist der name folgender', 'ist der familienname folgender personen',
             'ist der name mehrerer',
         ],
         'tail_sections': [
             'siehe auch', 'einzelnachweise', 'weblinks', 'literatur', 'anmerkungen', 'quellen', 'belege',
-            'fußnoten', 'literatur und weblinks', 'weitere literatur', 'galerie',
+            'fußnoten', 'endnoten', 'fuß-/endnoten', 'quellenangaben', 'weblink', 'literatur und weblinks',
+            'weitere literatur', 'galerie',
         ],
         # umlauts and ß are distinct letters that separate names (Händel/Handel, Müller/Muller, Bär/Bar); the
         # German fallback is ä->ae, not ä->a
@@ -493,7 +501,7 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of el.wikipedia.org) ---
         'site_namespace_names': {4: ['Βικιπαίδεια'], 100: ['Πύλη']},
-        'disambiguation_templates': ['αποσαφήνιση', 'disambig', 'dab', 'disambiguation'],
+        'disambiguation_templates': ['αποσαφήνιση', 'αποσαφ', 'disambig', 'dab', 'disambiguation'],
         'disambiguation_phrases': [
             'μπορεί να αναφέρεται', 'μπορεί να σημαίνει', 'ενδέχεται να αναφέρεται', 'μπορεί να είναι',
         ],
@@ -806,8 +814,8 @@ LANGUAGE_DATA: dict[str, dict] = {
             'voi tarkoittaa', 'voi viitata', 'tarkoittaa seuraavia', 'voidaan tarkoittaa',
         ],
         'tail_sections': [
-            'katso myös', 'lähteet', 'aiheesta muualla', 'kirjallisuutta', 'kirjallisuus', 'viitteet',
-            'huomautukset', 'lisätietoa', 'galleria',
+            'katso myös', 'lähteet', 'aiheesta muualla', 'ulkoiset linkit', 'linkkejä', 'kirjallisuutta',
+            'kirjallisuus', 'viitteet', 'huomautukset', 'lisätietoa', 'galleria',
         ],
         # ä and ö are separate vowels (letters of their own) and separate names (Mäki/Maki, Sörensen); vowel
         # harmony makes them phonemic
@@ -995,7 +1003,7 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of hi.wikipedia.org) ---
         'site_namespace_names': {4: ['विकिपीडिया'], 100: ['प्रवेशद्वार']},
-        'disambiguation_templates': ['बहुविकल्पी', 'disambig', 'dab', 'disambiguation'],
+        'disambiguation_templates': ['बहुविकल्पी', 'बहुविकल्पी शब्द', 'disambig', 'dab', 'disambiguation'],
         'disambiguation_phrases': [
             'का अर्थ हो सकता है', 'हो सकता है', 'संदर्भित कर सकता है', 'से तात्पर्य हो सकता है', 'निम्नलिखित',
         ],
@@ -1097,7 +1105,10 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of id.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal']},
-        'disambiguation_templates': ['disambiguasi', 'hndis', 'geodis', 'disambig', 'dab', 'disambiguation'],
+        'disambiguation_templates': [
+            'disambiguasi', 'disingkat', 'disambig nama', 'disambig tempat', 'disambig-bandara',
+            'disambig suku', 'hndis', 'geodis', 'disambig', 'dab', 'disambiguation',
+        ],
         'disambiguation_phrases': [
             'dapat merujuk pada', 'dapat merujuk kepada', 'bisa merujuk kepada', 'bisa merujuk pada',
             'mungkin merujuk kepada', 'dapat mengacu pada', 'dapat mengacu kepada',
@@ -1194,13 +1205,15 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of it.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portale'], 102: ['Progetto']},
-        'disambiguation_templates': ['disambigua', 'disambig', 'dab', 'disambiguation'],
+        'disambiguation_templates': [
+            'disambigua', 'sigla2', 'sigla3', 'sigla4', 'cogni', 'disambig', 'dab', 'disambiguation',
+        ],
         'disambiguation_phrases': [
             'può riferirsi a', 'può indicare', 'può significare', 'può essere', 'può fare riferimento a',
         ],
         'tail_sections': [
-            'voci correlate', 'note', 'bibliografia', 'collegamenti esterni', 'altri progetti', 'fonti',
-            'riferimenti', 'galleria', 'letture consigliate', 'approfondimenti',
+            'voci correlate', 'vedi anche', 'note', 'bibliografia', 'collegamenti esterni', 'altri progetti',
+            'fonti', 'riferimenti', 'galleria', 'letture consigliate', 'approfondimenti',
         ],
         # accents mark final stress (città, perché) and are dropped in ASCII/capitals; not name-distinctive
         'diacritic_folding_safe': True,
@@ -1305,11 +1318,12 @@ LANGUAGE_DATA: dict[str, dict] = {
         # --- curated (not in MediaWiki; from knowledge of ja.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal'], 102: ['プロジェクト']},
         'disambiguation_templates': [
-            'aimai', '曖昧さ回避', '人名の曖昧さ回避', '地名の曖昧さ回避', 'disambig', 'dab', 'disambiguation',
+            'aimai', '曖昧さ回避', 'dab', '人名の曖昧さ回避', '地名の曖昧さ回避', 'disambig', 'disambiguation',
         ],
         'disambiguation_phrases': ['は以下の', 'は、以下の', '以下のものを指す', '以下の意味', '以下の人物', 'の曖昧さ回避'],
         'tail_sections': [
-            '脚注', '関連項目', '外部リンク', '参考文献', '出典', '注釈', '注', '脚注・出典', '出典・脚注', '関連文献', '参考資料', '関連書籍', 'ギャラリー',
+            '脚注', '関連項目', '外部リンク', '参考文献', '出典', '注釈', '注', '脚注・出典', '出典・脚注', '脚注欄', '註', '関連文献', '参考資料',
+            '関連書籍', 'ギャラリー',
         ],
         # NFD splits kana voicing marks (が -> か + U+3099, ぱ -> は + U+309A); stripping them merges different
         # kana and names
@@ -1406,7 +1420,8 @@ LANGUAGE_DATA: dict[str, dict] = {
         'disambiguation_templates': ['동음이의', '동음이의어', 'disambig', 'dab', 'disambiguation'],
         'disambiguation_phrases': ['다음과 같은 뜻이 있다', '다음을 가리킨다', '다음 뜻으로 쓰인다', '다음을 의미할 수 있다', '다음을 뜻한다'],
         'tail_sections': [
-            '같이 보기', '함께 보기', '각주', '외부 링크', '참고 문헌', '참고문헌', '출처', '주석', '내용주', '더 읽어보기', '갤러리',
+            '같이 보기', '함께 보기', '각주', '외부 링크', '외부링크', '바깥 고리', '바깥 링크', '참고 문헌', '참고문헌', '출처', '주석',
+            '주석 및 참고 자료', '내용주', '더 읽어보기', '갤러리',
         ],
         # Hangul has no diacritics: NFD jamo are letters (Lo), not combining marks, so folding followed by NFC
         # is a no-op
@@ -1501,13 +1516,16 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of nl.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portaal']},
-        'disambiguation_templates': ['dp', 'doorverwijspagina', 'disambig', 'dab', 'disambiguation'],
+        'disambiguation_templates': [
+            'dp', 'doorverwijspagina', 'dp2', 'dpintro', 'disambig', 'dab', 'disambiguation',
+        ],
         'disambiguation_phrases': [
             'kan verwijzen naar', 'kan betrekking hebben op', 'kan slaan op', 'kan staan voor',
         ],
         'tail_sections': [
-            'zie ook', 'externe links', 'externe link', 'bronnen', 'referenties', 'noten', 'voetnoten',
-            'literatuur', 'noten en referenties', 'bronvermelding', 'galerij',
+            'zie ook', 'externe links', 'externe link', 'externe verwijzingen', 'externe verwijzing',
+            'bronnen', 'referenties', 'noten', 'voetnoten', 'voetnoot', 'literatuur', 'noten en referenties',
+            'bronvermelding', 'galerij',
         ],
         # diaereses and accents are orthographic (België, één); they do not separate names
         'diacritic_folding_safe': True,
@@ -1597,7 +1615,10 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of pl.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal'], 102: ['Wikiprojekt']},
-        'disambiguation_templates': ['ujednoznacznienie', 'disambig', 'dab', 'disambiguation'],
+        'disambiguation_templates': [
+            'ujednoznacznienie', 'strona ujednoznaczniająca', 'disambigc', 'disambrulers', 'disambig', 'dab',
+            'disambiguation',
+        ],
         'disambiguation_phrases': ['może dotyczyć', 'może oznaczać', 'może odnosić się do'],
         'tail_sections': [
             'zobacz też', 'przypisy', 'bibliografia', 'linki zewnętrzne', 'uwagi', 'źródła', 'literatura',
@@ -1719,8 +1740,8 @@ LANGUAGE_DATA: dict[str, dict] = {
             'pode referir-se a', 'pode se referir a', 'pode significar', 'pode ser', 'pode designar',
         ],
         'tail_sections': [
-            'ver também', 'referências', 'ligações externas', 'links externos', 'bibliografia', 'notas',
-            'fontes', 'notas e referências', 'leitura adicional', 'leituras adicionais', 'galeria',
+            'ver também', 'veja também', 'referências', 'ligações externas', 'links externos', 'bibliografia',
+            'notas', 'fontes', 'notas e referências', 'leitura adicional', 'leituras adicionais', 'galeria',
         ],
         # accents and cedilla mark stress/vowel quality and are routinely dropped in ASCII sources; names are
         # not distinguished by them (São Paulo / Sao Paulo)
@@ -1813,8 +1834,8 @@ LANGUAGE_DATA: dict[str, dict] = {
         # --- curated (not in MediaWiki; from knowledge of ru.wikipedia.org) ---
         'site_namespace_names': {4: ['Википедия'], 100: ['Портал']},
         'disambiguation_templates': [
-            'неоднозначность', 'многозначность', 'список однофамильцев', 'однофамильцы', 'disambig', 'dab',
-            'disambiguation',
+            'неоднозначность', 'многозначность', 'список однофамильцев', 'однофамильцы', 'фамилия',
+            'disambig', 'dab', 'disambiguation',
         ],
         'disambiguation_phrases': [
             'может означать', 'может относиться к', 'может иметь следующие значения',
@@ -2101,7 +2122,9 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of te.wikipedia.org) ---
         'site_namespace_names': {4: ['వికీపీడియా'], 100: ['వేదిక']},
-        'disambiguation_templates': ['అయోమయ నివృత్తి', 'disambig', 'dab', 'disambiguation'],
+        'disambiguation_templates': [
+            'అయోమయ నివృత్తి', 'వివరమైన అయోమయ నివృత్తి', 'disambig', 'dab', 'disambiguation',
+        ],
         'disambiguation_phrases': ['సూచించవచ్చు', 'అర్థాలు'],
         'tail_sections': [
             'ఇవి కూడా చూడండి', 'మూలాలు', 'బయటి లింకులు', 'బయటి లంకెలు', 'వనరులు', 'గమనికలు', 'చిత్రమాలిక',
@@ -2194,7 +2217,9 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of th.wikipedia.org) ---
         'site_namespace_names': {4: ['วิกิพีเดีย'], 100: ['สถานีย่อย']},
-        'disambiguation_templates': ['แก้ความกำกวม', 'แก้กำกวม', 'disambig', 'dab', 'disambiguation'],
+        'disambiguation_templates': [
+            'แก้ความกำกวม', 'แก้กำกวม', 'คำกำกวม', 'disambig', 'dab', 'disambiguation',
+        ],
         'disambiguation_phrases': ['อาจหมายถึง', 'สามารถหมายถึง'],
         'tail_sections': [
             'ดูเพิ่ม', 'ดูเพิ่มเติม', 'อ้างอิง', 'แหล่งอ้างอิง', 'แหล่งข้อมูลอื่น', 'หมายเหตุ', 'เชิงอรรถ',
@@ -2288,7 +2313,10 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of tr.wikipedia.org) ---
         'site_namespace_names': {4: ['Vikipedi'], 100: ['Portal']},
-        'disambiguation_templates': ['anlam ayrımı', 'disambig', 'dab', 'disambiguation'],
+        'disambiguation_templates': [
+            'anlam ayrımı', 'anlam ayrım', 'kişi adları (anlam ayrımı)', 'yerleşim yerleri (anlam ayrımı)',
+            'kısaltmalar (anlam ayrımı)', 'disambig', 'dab', 'disambiguation',
+        ],
         'disambiguation_phrases': [
             'şu anlamlara gelebilir', 'şunlardan biri olabilir', 'anlamına gelebilir',
             'şu anlamlarda kullanılabilir',
@@ -2390,7 +2418,9 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of vi.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Cổng thông tin']},
-        'disambiguation_templates': ['trang định hướng', 'định hướng', 'disambig', 'dab', 'disambiguation'],
+        'disambiguation_templates': [
+            'trang định hướng', 'định hướng', 'hndis', 'disambig', 'dab', 'disambiguation',
+        ],
         'disambiguation_phrases': ['có thể là', 'có thể chỉ', 'có thể đề cập đến', 'có thể là một trong các'],
         'tail_sections': [
             'xem thêm', 'tham khảo', 'liên kết ngoài', 'chú thích', 'đọc thêm', 'ghi chú', 'nguồn',
@@ -2491,11 +2521,14 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of zh.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal'], 102: ['WikiProject']},
-        'disambiguation_templates': ['消歧义', '消歧義', 'hndis', 'geodis', 'disambig', 'dab', 'disambiguation'],
+        'disambiguation_templates': [
+            '消歧义', '消歧義', '消歧义页', 'hndis', 'geodis', 'disambig', 'dab', 'disambiguation',
+        ],
         'disambiguation_phrases': ['可以指', '可指', '可能是', '可以是', '可能指'],
         'tail_sections': [
-            '参见', '參見', '参考文献', '參考文獻', '参考资料', '參考資料', '外部链接', '外部連結', '外部鏈接', '注释', '註釋', '注釋', '脚注', '腳註',
-            '延伸阅读', '延伸閱讀', '相关条目', '相關條目', '参考来源', '參考來源', '来源', '來源', '图集', '圖集',
+            '参见', '參見', '参考文献', '參考文獻', '参考资料', '參考資料', '外部链接', '外部連結', '外部鏈接', '外部连接', '外部連结', '注释', '註釋',
+            '注釋', '脚注', '腳註', '延伸阅读', '延伸閱讀', '相关条目', '相關條目', '参考来源', '參考來源', '来源', '來源', '资料来源', '資料來源',
+            '图集', '圖集',
         ],
         # Han characters carry no combining diacritics; folding is a no-op on native text
         'diacritic_folding_safe': True,
