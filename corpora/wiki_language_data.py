@@ -38,10 +38,13 @@ Extracted from MediaWiki's own source files (reference data; no value below was 
   spans far more than Devanagari (an upstream slip; the intent was 0966-096F plus A8E0-A8FF).
 - ``disambig_magic_words``: the ``disambiguation`` magic word of the Disambiguator extension
   (localised first, then ``__DISAMBIG__``; zh uses the zh-hans entry).
-- ``toc_magic_words``: every double-underscore behaviour switch (``__X__``) of ``$magicWords``:
-  notoc, nogallery, forcetoc, toc, noeditsection, notitleconvert, nocontentconvert, index,
-  noindex, staticredirect, hiddencat, expectunusedcategory, newsectionlink, nonewsectionlink, and
-  any other the language defines; file synonyms first, then English.
+- ``toc_magic_words``: every double-underscore behaviour switch (``__X__``) of ``$magicWords``
+  (ids whose English synonyms are all ``__X__``; the same 14 for every language): notoc,
+  nogallery, forcetoc, toc, noeditsection, notitleconvert, nocontentconvert, index, noindex,
+  staticredirect, hiddencat, expectunusedcategory, newsectionlink, nonewsectionlink; file
+  synonyms first, then English. (pl's ``protectionlevel`` has a ``__POZIOMZABEZPIECZEŃ__``
+  synonym but is the PROTECTIONLEVEL variable, not a switch, so it is left out.) Case flags of
+  these, of ``redirect`` and of ``disambiguation`` are in ``magic_case_sensitive`` too.
 
 Sources (the exact commits; values were obtained by evaluating the PHP files with php 8.2 and
 dumping the arrays, not by hand):
@@ -174,6 +177,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'hiddencat': True, 'index': True, 'newsectionlink': True, 'nocontentconvert': False,
             'noeditsection': False, 'nogallery': False, 'noindex': True, 'nonewsectionlink': True,
             'notitleconvert': False, 'notoc': False, 'staticredirect': True, 'toc': False,
+            'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of ar.wikipedia.org) ---
         'site_namespace_names': {4: ['ويكيبيديا'], 100: ['بوابة']},
@@ -300,6 +304,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'newsectionlink': True, 'nocontentconvert': False, 'noeditsection': False, 'nogallery': False,
             'noindex': True, 'nonewsectionlink': True, 'notitleconvert': False, 'notoc': False,
             'staticredirect': True, 'toc': False, 'expectunusedcategory': True, 'forcetoc': False,
+            'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of bn.wikipedia.org) ---
         'site_namespace_names': {4: ['উইকিপিডিয়া'], 100: ['প্রবেশদ্বার']},
@@ -397,7 +402,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'img_width': True, 'redirect': False, 'forcetoc': False, 'hiddencat': True, 'index': True,
             'newsectionlink': True, 'nocontentconvert': False, 'noeditsection': False, 'nogallery': False,
             'noindex': True, 'nonewsectionlink': True, 'notitleconvert': False, 'notoc': False,
-            'staticredirect': True, 'toc': False, 'expectunusedcategory': True,
+            'staticredirect': True, 'toc': False, 'expectunusedcategory': True, 'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of de.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal']},
@@ -497,7 +502,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'hiddencat': True, 'index': True, 'newsectionlink': True, 'nocontentconvert': False,
             'noeditsection': False, 'nogallery': False, 'noindex': True, 'notitleconvert': False,
             'notoc': False, 'staticredirect': True, 'toc': False, 'expectunusedcategory': True,
-            'nonewsectionlink': True,
+            'nonewsectionlink': True, 'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of el.wikipedia.org) ---
         'site_namespace_names': {4: ['Βικιπαίδεια'], 100: ['Πύλη']},
@@ -593,6 +598,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'hiddencat': True, 'index': True, 'newsectionlink': True, 'nocontentconvert': False,
             'noeditsection': False, 'nogallery': False, 'noindex': True, 'nonewsectionlink': True,
             'notitleconvert': False, 'notoc': False, 'staticredirect': True, 'toc': False,
+            'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of en.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal']},
@@ -703,7 +709,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'forcetoc': False, 'hiddencat': True, 'index': True, 'newsectionlink': True,
             'nocontentconvert': False, 'noeditsection': False, 'nogallery': False, 'noindex': True,
             'nonewsectionlink': True, 'notitleconvert': False, 'notoc': False, 'staticredirect': True,
-            'toc': False, 'expectunusedcategory': True,
+            'toc': False, 'expectunusedcategory': True, 'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of es.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal'], 102: ['Wikiproyecto']},
@@ -805,7 +811,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'forcetoc': False, 'hiddencat': True, 'noeditsection': False, 'noindex': True, 'notoc': False,
             'toc': False, 'expectunusedcategory': True, 'index': True, 'newsectionlink': True,
             'nocontentconvert': False, 'nogallery': False, 'nonewsectionlink': True, 'notitleconvert': False,
-            'staticredirect': True,
+            'staticredirect': True, 'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of fi.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia']},
@@ -903,6 +909,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'hiddencat': True, 'newsectionlink': True, 'nocontentconvert': False, 'noeditsection': False,
             'nogallery': False, 'noindex': True, 'nonewsectionlink': True, 'notitleconvert': False,
             'notoc': False, 'staticredirect': True, 'toc': False, 'expectunusedcategory': True, 'index': True,
+            'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of fr.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipédia'], 100: ['Portail'], 102: ['Projet']},
@@ -1000,6 +1007,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'newsectionlink': True, 'noeditsection': False, 'nogallery': False, 'noindex': True,
             'nonewsectionlink': True, 'notoc': False, 'staticredirect': True, 'toc': False,
             'expectunusedcategory': True, 'nocontentconvert': False, 'notitleconvert': False,
+            'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of hi.wikipedia.org) ---
         'site_namespace_names': {4: ['विकिपीडिया'], 100: ['प्रवेशद्वार']},
@@ -1101,7 +1109,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'img_width': True, 'redirect': False, 'forcetoc': False, 'hiddencat': True, 'index': True,
             'newsectionlink': True, 'nocontentconvert': False, 'noeditsection': False, 'nogallery': False,
             'noindex': True, 'nonewsectionlink': True, 'notitleconvert': False, 'notoc': False,
-            'staticredirect': True, 'toc': False, 'expectunusedcategory': True,
+            'staticredirect': True, 'toc': False, 'expectunusedcategory': True, 'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of id.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal']},
@@ -1202,6 +1210,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'expectunusedcategory': True, 'forcetoc': False, 'hiddencat': True, 'newsectionlink': True,
             'nocontentconvert': False, 'noeditsection': False, 'nogallery': False, 'nonewsectionlink': True,
             'notitleconvert': False, 'notoc': False, 'staticredirect': True, 'toc': False,
+            'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of it.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portale'], 102: ['Progetto']},
@@ -1313,7 +1322,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'hiddencat': True, 'index': True, 'newsectionlink': True, 'nocontentconvert': False,
             'noeditsection': False, 'nogallery': False, 'noindex': True, 'nonewsectionlink': True,
             'notitleconvert': False, 'notoc': False, 'staticredirect': True, 'toc': False,
-            'expectunusedcategory': True,
+            'expectunusedcategory': True, 'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of ja.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal'], 102: ['プロジェクト']},
@@ -1413,7 +1422,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'img_width': True, 'redirect': False, 'forcetoc': False, 'hiddencat': True, 'index': True,
             'newsectionlink': True, 'nocontentconvert': False, 'noeditsection': False, 'nogallery': False,
             'noindex': True, 'nonewsectionlink': True, 'notitleconvert': False, 'notoc': False,
-            'staticredirect': True, 'toc': False, 'expectunusedcategory': True,
+            'staticredirect': True, 'toc': False, 'expectunusedcategory': True, 'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of ko.wikipedia.org) ---
         'site_namespace_names': {4: ['위키백과'], 100: ['포털']},
@@ -1513,6 +1522,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'newsectionlink': True, 'nocontentconvert': False, 'noeditsection': False, 'nogallery': False,
             'noindex': True, 'nonewsectionlink': True, 'notitleconvert': False, 'notoc': False,
             'staticredirect': True, 'toc': False, 'expectunusedcategory': True, 'index': True,
+            'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of nl.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portaal']},
@@ -1593,7 +1603,6 @@ LANGUAGE_DATA: dict[str, dict] = {
             'nogallery': ['__BEZGALERII__', '__NOGALLERY__'],
             'noindex': ['__NIEINDEKSUJ__', '__NOINDEX__'],
             'notoc': ['__BEZSPISU__', '__NOTOC__'],
-            'protectionlevel': ['__POZIOMZABEZPIECZEŃ__', 'PROTECTIONLEVEL'],
             'toc': ['__SPIS__', '__TOC__'],
             'expectunusedcategory': ['__EXPECTUNUSEDCATEGORY__'],
             'nocontentconvert': ['__NOCONTENTCONVERT__', '__NOCC__'],
@@ -1609,9 +1618,9 @@ LANGUAGE_DATA: dict[str, dict] = {
             'img_sub': True, 'img_super': True, 'img_text_bottom': True, 'img_text_top': True,
             'img_upright': True, 'img_width': True, 'redirect': False, 'forcetoc': False, 'hiddencat': True,
             'index': True, 'newsectionlink': True, 'noeditsection': False, 'nogallery': False,
-            'noindex': True, 'notoc': False, 'protectionlevel': True, 'toc': False,
-            'expectunusedcategory': True, 'nocontentconvert': False, 'nonewsectionlink': True,
-            'notitleconvert': False, 'staticredirect': True,
+            'noindex': True, 'notoc': False, 'toc': False, 'expectunusedcategory': True,
+            'nocontentconvert': False, 'nonewsectionlink': True, 'notitleconvert': False,
+            'staticredirect': True, 'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of pl.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal'], 102: ['Wikiprojekt']},
@@ -1730,6 +1739,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'index': True, 'newsectionlink': True, 'nocontentconvert': False, 'noeditsection': False,
             'nogallery': False, 'noindex': True, 'nonewsectionlink': True, 'notitleconvert': False,
             'notoc': False, 'staticredirect': True, 'toc': False, 'expectunusedcategory': True,
+            'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of pt.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipédia'], 100: ['Portal']},
@@ -1829,7 +1839,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'hiddencat': True, 'index': True, 'newsectionlink': True, 'nocontentconvert': False,
             'noeditsection': False, 'nogallery': False, 'noindex': True, 'nonewsectionlink': True,
             'notitleconvert': False, 'notoc': False, 'staticredirect': True, 'toc': False,
-            'expectunusedcategory': True,
+            'expectunusedcategory': True, 'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of ru.wikipedia.org) ---
         'site_namespace_names': {4: ['Википедия'], 100: ['Портал']},
@@ -1929,7 +1939,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'forcetoc': False, 'hiddencat': True, 'index': True, 'newsectionlink': True,
             'noeditsection': False, 'nogallery': False, 'noindex': True, 'notoc': False,
             'staticredirect': True, 'toc': False, 'expectunusedcategory': True, 'nocontentconvert': False,
-            'nonewsectionlink': True, 'notitleconvert': False,
+            'nonewsectionlink': True, 'notitleconvert': False, 'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of sv.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal']},
@@ -2025,6 +2035,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'hiddencat': True, 'index': True, 'newsectionlink': True, 'nocontentconvert': False,
             'noeditsection': False, 'nogallery': False, 'noindex': True, 'nonewsectionlink': True,
             'notitleconvert': False, 'notoc': False, 'staticredirect': True, 'toc': False,
+            'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of sw.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia']},
@@ -2119,6 +2130,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'expectunusedcategory': True, 'forcetoc': False, 'hiddencat': True, 'index': True,
             'newsectionlink': True, 'nocontentconvert': False, 'noeditsection': False, 'nogallery': False,
             'noindex': True, 'nonewsectionlink': True, 'notitleconvert': False, 'staticredirect': True,
+            'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of te.wikipedia.org) ---
         'site_namespace_names': {4: ['వికీపీడియా'], 100: ['వేదిక']},
@@ -2213,7 +2225,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'img_width': True, 'redirect': False, 'noeditsection': False, 'nogallery': False, 'notoc': False,
             'expectunusedcategory': True, 'forcetoc': False, 'hiddencat': True, 'index': True,
             'newsectionlink': True, 'nocontentconvert': False, 'noindex': True, 'nonewsectionlink': True,
-            'notitleconvert': False, 'staticredirect': True, 'toc': False,
+            'notitleconvert': False, 'staticredirect': True, 'toc': False, 'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of th.wikipedia.org) ---
         'site_namespace_names': {4: ['วิกิพีเดีย'], 100: ['สถานีย่อย']},
@@ -2309,7 +2321,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'hiddencat': True, 'index': True, 'newsectionlink': True, 'nocontentconvert': False,
             'noeditsection': False, 'nogallery': False, 'noindex': True, 'nonewsectionlink': True,
             'notitleconvert': False, 'notoc': False, 'staticredirect': True, 'toc': False,
-            'expectunusedcategory': True,
+            'expectunusedcategory': True, 'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of tr.wikipedia.org) ---
         'site_namespace_names': {4: ['Vikipedi'], 100: ['Portal']},
@@ -2414,7 +2426,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'img_width': True, 'redirect': False, 'forcetoc': False, 'hiddencat': True, 'index': True,
             'newsectionlink': True, 'nocontentconvert': False, 'noeditsection': False, 'nogallery': False,
             'noindex': True, 'nonewsectionlink': True, 'notitleconvert': False, 'notoc': False,
-            'staticredirect': True, 'toc': False, 'expectunusedcategory': True,
+            'staticredirect': True, 'toc': False, 'expectunusedcategory': True, 'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of vi.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Cổng thông tin']},
@@ -2518,6 +2530,7 @@ LANGUAGE_DATA: dict[str, dict] = {
             'hiddencat': True, 'index': True, 'newsectionlink': True, 'nocontentconvert': False,
             'noeditsection': False, 'nogallery': False, 'noindex': True, 'nonewsectionlink': True,
             'notitleconvert': False, 'notoc': False, 'staticredirect': True, 'toc': False,
+            'disambiguation': True,
         },
         # --- curated (not in MediaWiki; from knowledge of zh.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal'], 102: ['WikiProject']},
