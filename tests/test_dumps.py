@@ -164,21 +164,115 @@ def test_truncated_bz2_yields_pages_then_one_bad_record(excerpt_records):
     assert last.record_id == str(excerpt_records[len(pages)].page_id)
 
 
+def flip(data: bytes, at: int, n: int = 64) -> bytes:
+    damaged = bytearray(data)
+    for i in range(at, at + n):
+        damaged[i] ^= 0xFF
+    return bytes(damaged)
+
+
 @needs_excerpt
-def test_corrupt_bz2_block():
-    data = bytearray(EXCERPT.read_bytes())
-    data[len(data) // 2 : len(data) // 2 + 64] = b"\x00" * 64
-    records = list(dumps.iter_pages_from_file(io.BytesIO(bytes(data)), "rot.bz2", "bz2"))
-    assert all(isinstance(r, RawPage) for r in records[:-1])
-    assert records[-1].reason == "corrupt_archive"
+def test_corrupt_bz2_block_costs_only_its_pages(excerpt_records):
+    """64 flipped bytes in the middle of the real excerpt (7 bz2 blocks, the 4th hit).
+
+    Before block resynchronisation the reader gave 99 pages; streaming in small steps alone gives the
+    115 pages before the bad block; reading on after it gives all 178 pages that lie wholly outside it
+    (206 pages, 28 touch the bad block), each equal to the undamaged read, none twice, in order, and
+    one dead letter naming the page the damage cut.
+    """
+    data = EXCERPT.read_bytes()
+    records = list(dumps.iter_pages_from_file(io.BytesIO(flip(data, len(data) // 2)), "rot.bz2", "bz2"))
+    pages, bad = pages_of(records), bad_of(records)
+    assert len(pages) == 178
+    by_id = {p.page_id: p for p in excerpt_records}
+    assert all(by_id[p.page_id] == p for p in pages)
+    kept = {p.page_id for p in pages}
+    assert [p.page_id for p in pages] == [p.page_id for p in excerpt_records if p.page_id in kept]
+    assert [(b.reason, b.record_id) for b in bad] == [("corrupt_archive", "627")]  # "Agriculture"
+
+
+@needs_excerpt
+@pytest.mark.parametrize("where, expected", [(0.1, 136), (0.3, 187), (0.9, 189)])
+def test_corrupt_bz2_block_anywhere(excerpt_records, where, expected):
+    """The first block (nothing delivered yet), an early one, the last one: only that block's pages go."""
+    data = EXCERPT.read_bytes()
+    records = list(dumps.iter_pages_from_file(io.BytesIO(flip(data, int(len(data) * where))), "rot.bz2", "bz2"))
+    assert len(pages_of(records)) == expected
+    assert [b.reason for b in bad_of(records)] == ["corrupt_archive"]
+
+
+@pytest.mark.parametrize("shift", range(8))
+def test_block_magic_is_found_at_any_bit_offset(shift):
+    payload = HEADER + page_xml(1, "A") * 20
+    stream = bz2.compress(payload)
+    data = (int.from_bytes(stream, "big") << shift).to_bytes(len(stream) + 1, "big")
+    bit, magic = dumps._find_magic(data, 0)
+    assert magic == dumps._BLOCK_MAGIC and bit == 40 - shift  # the magic follows the 4-byte "BZh9"
+    end, magic = dumps._find_magic(data, bit + 48)
+    assert magic == dumps._EOS_MAGIC
+    assert dumps._decode_block(data, bit, end) == payload
+    assert dumps._decode_block(flip(data, 30, 4), bit, end) is None  # its CRC is checked
+
+
+def test_a_bad_stream_in_a_multistream_file_costs_only_its_pages():
+    streams = [bz2.compress(HEADER)] + [bz2.compress(page_xml(i, f"P{i}", "word " * 50)) for i in range(1, 6)]
+    streams.append(bz2.compress(FOOTER))
+    streams[3] = streams[3][:20] + flip(streams[3][20:40], 0, 20) + streams[3][40:]
+    records = list(dumps.iter_pages_from_file(io.BytesIO(b"".join(streams)), "ms.bz2", "bz2"))
+    assert [p.title for p in pages_of(records)] == ["P1", "P2", "P4", "P5"]
+    assert [b.reason for b in bad_of(records)] == ["corrupt_archive"]
 
 
 def test_empty_and_trailing_garbage_archives():
     (record,) = dumps.iter_pages_from_file(io.BytesIO(b""), "empty.bz2", "bz2")
-    assert record.reason == "truncated_archive"
+    assert record.reason == "empty_input"
+    (record,) = dumps.iter_pages_from_file(io.BytesIO(b""), "empty.xml", "none")
+    assert record.reason == "empty_input"
+    (record,) = dumps.iter_pages_from_file(io.BytesIO(bz2.compress(HEADER + FOOTER)), "nopages.bz2", "bz2")
+    assert record.reason == "no_pages"
     data = bz2.compress(HEADER + page_xml(1, "A") + FOOTER) + b"garbage!"
     page, bad = dumps.iter_pages_from_file(io.BytesIO(data), "g.bz2", "bz2")
     assert page.title == "A" and bad.reason == "corrupt_archive"
+
+
+@pytest.mark.parametrize("codec, bom", [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff"), ("utf-16-le", b""),
+                                        ("utf-16-be", b""), ("utf-8", b"\xef\xbb\xbf")])
+@pytest.mark.parametrize("compress", [False, True])
+def test_utf16_and_bom_dumps_are_read(codec, bom, compress):
+    declaration = '<?xml version="1.0" encoding="%s"?>\n' % codec.upper()[:6]
+    text = (declaration + (HEADER + page_xml(1, "Ελλάδα", "Κείμενο ü 日本") + page_xml(2, "B") + FOOTER).decode())
+    data = bom + text.encode(codec)
+    if compress:
+        data = bz2.compress(data)
+    records = list(dumps.iter_pages_from_file(io.BytesIO(data), "u.xml", "bz2" if compress else "none"))
+    assert [(p.title, p.text) for p in records] == [("Ελλάδα", "Κείμενο ü 日本"), ("B", "Some text.")]
+    info = dumps.read_siteinfo_from_file(io.BytesIO(data), "bz2" if compress else "none")
+    assert info.lang == "en" and info.dbname == "testwiki"
+
+
+def test_utf16_in_small_chunks_and_a_bad_unit():
+    text = (HEADER + page_xml(1, "A", "Ελλάδα") + page_xml(2, "B") + FOOTER).decode().encode("utf-16-le")
+    bad = text.replace("Ελλάδα".encode("utf-16-le"), b"\x00\xd8" + "λλάδα".encode("utf-16-le"))  # lone surrogate
+    for data, expected in ((text, ["A", "B"]), (bad, ["B"])):
+        chunks = [b"\xff\xfe" + data[:7]] + [data[i : i + 7] for i in range(7, len(data), 7)]
+        records = list(dumps.iter_pages(dumps._utf8_chunks(chunks), "u"))
+        assert [p.title for p in pages_of(records)] == expected
+    assert [b.reason for b in bad_of(records)] == ["not_utf8"]
+
+
+@pytest.mark.parametrize("head", [b'<?xml version="1.0" encoding="ISO-8859-1"?>\n',
+                                  b"<?xml version='1.0' encoding='Shift_JIS' ?>\n", b"\xff\xfe\x00\x00"])
+def test_other_encodings_are_one_dead_letter(head):
+    (record,) = dumps.iter_pages_from_file(io.BytesIO(head + HEADER + page_xml(1, "A") + FOOTER), "l1.xml", "none")
+    assert record.reason == "unsupported_encoding" and "iconv" in record.excerpt
+
+
+def test_declared_language_against_siteinfo():
+    info = dumps.SiteInfo(dbname="elwiki", lang="el", base="")
+    assert dumps.declared_language_matches("el", info) and not dumps.declared_language_matches("en", info)
+    assert dumps.declared_language_matches("en", dumps.SiteInfo("simplewiki", "en", ""))
+    assert dumps.declared_language_matches("zh-yue", dumps.SiteInfo("zh_yuewiki", "yue", ""))
+    assert dumps.declared_language_matches("xx", dumps.SiteInfo("", "", ""))  # nothing to check against
 
 
 @needs_excerpt
@@ -340,9 +434,9 @@ def test_range_that_ends_mid_stream(excerpt_multistream):
     with open(dump, "rb") as f:
         records = list(dumps.read_stream_range(f, offsets[0], offsets[1] - 100, "r"))
     assert records[-1].reason == "truncated_archive"
-    with open(dump, "rb") as f:  # a start that is not a stream start
+    with open(dump, "rb") as f:  # a start that is not a stream start: its block is found by its magic
         records = list(dumps.read_stream_range(f, offsets[0] + 1, offsets[1], "r"))
-    assert [r.reason for r in records] == ["corrupt_archive"]
+    assert [r.reason for r in bad_of(records)] == ["corrupt_archive"] and len(pages_of(records)) == 10
 
 
 def test_read_index_offsets_plain_and_bz2():
