@@ -5,7 +5,7 @@ source side is always English (spaCy NER runs there), so rows come out as (Engli
 column order of the file (the ro-en gold set has Romanian first).
 
 Reading yields `ParallelPair` for good lines and `BadLine` (a counted drop with a reason) for the
-rest: not UTF-8, a missing separator, an empty side, a side over `max_words` words. Line numbers are
+rest: not UTF-8, a missing separator, more than two TSV columns, an empty side, a side over `max_words` words. Line numbers are
 1-based, as editors show them.
 """
 from __future__ import annotations
@@ -124,7 +124,14 @@ def read_single_file(lines: Iterable[bytes], source: PairSource, name: str, max_
             fmt = detect_format(line)
         sides = _split(line, fmt)
         if sides is None:
-            reason = "empty" if not line.strip() else "no_separator"
+            if not line.strip():
+                reason = "empty"
+            elif fmt == "tsv" and "\t" in line:
+                # Three or more columns: which two are the pair cannot be known, and calling it
+                # "no_separator" would send the user looking for a missing tab.
+                reason = "too_many_columns"
+            else:
+                reason = "no_separator"
             yield BadLine(pair_id, source.tgt_lang, reason, line)
             continue
         yield check_pair(pair_id, source.tgt_lang, sides[0], sides[1], source.english_first, max_words)

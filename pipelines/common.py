@@ -2,6 +2,11 @@
 
 Output layout under --output: `data/` sharded Parquet in the contract schema, `stats.parquet`
 (lang, metric, value), `dead_letter/` Parquet, and Beam counters named `<stage>/<reason>`.
+
+An --output that holds an earlier run of the same job (its `.xlu-job` marker names the job) is
+replaced: `data/`, `dead_letter/` and `stats.parquet` are deleted before the pipeline starts, so no
+stale shard is mixed in. One that holds those names from another job, or without a marker, is refused
+unless --overwrite: a typo in --output must not delete someone's data.
 """
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import argparse
 import collections
 import io
 import logging
+import os
 import sys
 import time
 from types import SimpleNamespace
@@ -33,7 +39,7 @@ _LOG = logging.getLogger(__name__)
 
 
 class UsageError(SystemExit):
-    """Fatal misconfiguration: one line that says what to fix, exit status 2."""
+    """Fatal misconfiguration: one line on stderr that says what to fix, exit status 1 (SystemExit with a message)."""
 
     def __init__(self, message: str):
         super().__init__(f"error: {message}")
@@ -55,8 +61,76 @@ def parse_lang_paths(values: list[str] | None, flag: str, known_langs) -> dict[s
             raise UsageError(f"{flag} {value!r}: no filesystem for {scheme}:// paths; install it, e.g. pip install -e '.[gcp]' for gs://") from None
         if not found:
             raise UsageError(f"{flag} {value!r}: file not found: {path}")
+        check_input_file(flag, value, path)
         by_lang.setdefault(lang, []).append(path)
     return by_lang
+
+
+def check_input_file(flag: str, value: str, path: str) -> None:
+    """An input path must be a file: a folder would fail deep inside the job with a traceback."""
+    if not FileSystems.exists(path):
+        raise UsageError(f"{flag} {value!r}: file not found: {path}")
+    if "://" not in path and os.path.isdir(path):
+        raise UsageError(f"{flag} {value!r}: {path} is a directory; give one file (repeat {flag} for several)")
+
+
+def check_dump(flag: str, lang: str, path: str, allow_language_mismatch: bool) -> None:
+    """A dump must be a file the reader knows, and its siteinfo must agree with the declared language.
+
+    Rows are labelled with the declared language; a dump declared with the wrong one would yield a
+    whole language of mislabelled rows without any error, so it is refused unless the user says so.
+    A dump without a readable siteinfo is not refused here: the reader counts what it finds.
+    """
+    from apache_beam.io.filesystem import CompressionTypes
+
+    from corpora import dumps
+
+    value = f"{lang}={path}"
+    check_input_file(flag, value, path)
+    try:
+        compression = dumps.compression_for(path)
+    except ValueError:
+        name = path.rsplit("/", 1)[-1]
+        kind = name[name.index("."):] if "." in name else "no extension"
+        raise UsageError(f"{flag} {value!r}: unsupported file type ({kind}); give a pages-articles dump as .xml or "
+                         ".xml.bz2 (recompress e.g. with: gunzip -c FILE.gz | bzip2 > FILE.xml.bz2)") from None
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        info = dumps.read_siteinfo_from_file(f, compression)
+    if info is None or allow_language_mismatch or dumps.declared_language_matches(lang, info):
+        return
+    site = info.dbname[: -len("wiki")].replace("_", "-") if info.dbname.endswith("wiki") else info.lang
+    raise UsageError(f"{flag} {value!r}: the dump's siteinfo says xml:lang=\"{info.lang}\" (dbname {info.dbname or '?'}), "
+                     f"not {lang}; declare it as {flag} {site or info.lang}={path}, or pass --allow_language_mismatch")
+
+
+def check_mono_text(flag: str, by_lang: dict[str, list[str]]) -> None:
+    """Every language needs one usable line: with none, a SentencePiece or packing step would fail
+    late with a message about its own internals."""
+    for lang, paths in sorted(by_lang.items()):
+        if not any(has_text_line(path, flag, f"{lang}={path}") for path in paths):
+            raise UsageError(f"{flag} {lang}={','.join(paths)}: no non-empty line; give text with one sentence a "
+                             f"line, or drop {flag} {lang}")
+
+
+def has_text_line(path: str, flag: str = "", value: str = "", max_bytes: int = 64 << 20) -> bool:
+    """Does the file (compression from its extension) hold a line that is not blank?
+
+    Reads until the first such line, so a real corpus costs one read; only a file of blank lines is
+    read further, up to `max_bytes`.
+    """
+    read = 0
+    try:
+        with FileSystems.open(path) as f:  # compression from the extension, as the job reads it
+            while read < max_bytes:
+                chunk = f.read(1 << 16)
+                if not chunk:
+                    return False
+                if chunk.strip():
+                    return True
+                read += len(chunk)
+    except (OSError, EOFError, ValueError) as error:  # e.g. a .gz that is not gzip
+        raise UsageError(f"{flag} {value!r}: cannot read {path} ({str(error).splitlines()[0][:120]})") from None
+    return True  # a huge blank prefix: let the job count it rather than read on here
 
 
 class JobOptions(PipelineOptions):
@@ -73,6 +147,9 @@ class JobOptions(PipelineOptions):
         parser.add_argument("--num_shards", type=int, default=4,
                             help="Parquet shards per split; ~1 per 100 MB of output (default %(default)s)")
         parser.add_argument("--verbose", action="store_true", help="log Beam's own progress and print every counter")
+        parser.add_argument("--overwrite", action="store_true",
+                            help="replace data/, dead_letter/ and stats.parquet in an --output that another job (or "
+                            "something else) wrote; an earlier run of the same job is replaced without it")
 
 
 def job_options(options: PipelineOptions, options_cls, job: str) -> SimpleNamespace:
@@ -114,7 +191,7 @@ def run_job(argv, job: str, options_cls, description: str, plan, build, summaris
     if opts.num_shards < 1:
         raise UsageError(f"--num_shards must be at least 1, got {opts.num_shards}")
     inputs, headline = plan(opts)
-    clear_job_outputs(opts.output, ["data", "dead_letter", "stats.parquet"])
+    prepare_output(opts.output, job, opts.overwrite)
     print(f"{job}: {headline} -> {opts.output}", flush=True)
     started = time.time()
     p = make_pipeline(options)
@@ -125,7 +202,64 @@ def run_job(argv, job: str, options_cls, description: str, plan, build, summaris
         print_counters(result)
     stats = read_stats(opts.output)
     summarise(stats, time.time() - started)
+    warn_input_problems(stats)
     return stats
+
+
+# Counted reasons that concern a whole input (or a region of one), not one record: they get a line of
+# their own after the summary, since a count in a wide table is easy to miss.
+INPUT_PROBLEMS = {
+    "read/empty_input": "empty input file(s)",
+    "read/no_pages": "input file(s) without a single <page>",
+    "read/unsupported_encoding": "input file(s) in an encoding other than UTF-8 or UTF-16",
+    "read/corrupt_archive": "damaged bz2 region(s); the pages inside were lost, the rest was read",
+    "read/truncated_archive": "cut-off archive(s)",
+    "read/bad_multistream_index": "unreadable multistream index(es); the dump was read sequentially",
+}
+
+
+def warn_input_problems(stats: pa.Table, stream=None) -> None:
+    stream = stream or sys.stdout
+    for lang, values in sorted(stats_by_lang(stats).items()):
+        for metric, what in INPUT_PROBLEMS.items():
+            if values.get(metric):
+                print(f"warning: {lang}: {values[metric]:,} {what} ({metric}; see dead_letter/)", file=stream)
+
+
+MARKER = ".xlu-job"
+JOB_OUTPUTS = ("data", "dead_letter", "stats.parquet")
+
+
+def prepare_output(output: str, job: str, overwrite: bool) -> None:
+    """Fail now, not after the whole job, if --output cannot be written; clear an earlier run.
+
+    Writability is tested by creating and deleting a probe file: permissions, a read-only mount or a
+    file in place of the folder show up here with one line instead of a traceback from the last step.
+    """
+    local = "://" not in output
+    if local and os.path.exists(output) and not os.path.isdir(output):
+        raise UsageError(f"--output {output}: is a file, not a folder; give a folder path")
+    probe = FileSystems.join(output, ".xlu-write-probe")
+    try:
+        with FileSystems.create(probe) as sink:
+            sink.write(b"")
+        FileSystems.delete([probe])
+    except Exception as error:  # every filesystem raises its own type (OSError, BeamIOError, ...)
+        reason = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
+        raise UsageError(f"--output {output}: cannot write there ({reason}); choose a writable --output") from None
+    marker = FileSystems.join(output, MARKER)
+    previous = None
+    if FileSystems.exists(marker):
+        with FileSystems.open(marker) as f:
+            previous = f.read().decode("utf-8", "replace").strip()
+    held = [name for name in JOB_OUTPUTS if FileSystems.exists(FileSystems.join(output, name))]
+    if held and previous != job and not overwrite:
+        whose = f"the {previous} job" if previous else "something other than this job (no .xlu-job marker)"
+        raise UsageError(f"--output {output}: holds {', '.join(held)} written by {whose}; give an empty or new "
+                         f"--output, or pass --overwrite to replace them")
+    clear_job_outputs(output, list(JOB_OUTPUTS))
+    with FileSystems.create(marker) as sink:
+        sink.write(job.encode() + b"\n")
 
 
 def stats_by_lang(stats: pa.Table) -> dict[str, dict[str, int]]:
@@ -337,8 +471,9 @@ def check_parallel_inputs(flag: str, value: str, paths) -> None:
     from corpora.parallel import count_lines
 
     for path in paths:
-        if not FileSystems.exists(path):
-            raise UsageError(f"--{flag} {value!r}: file not found: {path}")
+        check_input_file(f"--{flag}", value, path)
+        if not has_text_line(path, f"--{flag}", value):
+            raise UsageError(f"--{flag} {value!r}: {path} has no non-empty line; give text with one segment a line")
     if len(paths) == 2:
         counts = []
         for path in paths:

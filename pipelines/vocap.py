@@ -99,6 +99,7 @@ def plan(opts):
     if opts.vocab_size <= len(vocap.SPECIALS):
         raise common.UsageError(f"--vocab_size must be more than {len(vocap.SPECIALS)} (the special tokens), got {opts.vocab_size}")
     by_lang = common.parse_lang_paths(specs, "--mono", WIKIPEDIA_LANGUAGES)
+    common.check_mono_text("--mono", by_lang)
     inputs = sorted(by_lang.items())
     headline = (f"{len(inputs)} language(s) ({' '.join(lang for lang, _ in inputs)}), T={opts.vocab_size:,}, "
                 f"grid {grid[0]:,}..{grid[-1]:,} ({len(grid)} sizes)")

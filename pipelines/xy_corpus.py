@@ -153,9 +153,10 @@ def plan(opts):
     elif not mono_specs:
         raise common.UsageError("no --mono given: MRTD needs monolingual text in every bitext language, "
                                 "e.g. --mono fr=fr.txt (or give neither flag for the bundled sample)")
-    check_vocab(opts.vocab)
     mono = common.parse_lang_paths(mono_specs, "--mono", XY_LANGUAGES)
+    common.check_mono_text("--mono", mono)
     sources = parse_bitext(bitext_specs)
+    check_vocab(opts.vocab)
     bitext_langs = {lang for s in sources for lang in (s.x_lang, s.y_lang)}
     missing = sorted(bitext_langs - set(mono))
     if missing:

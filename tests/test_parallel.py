@@ -61,7 +61,7 @@ def test_bad_lines_are_reported_with_their_reason_and_line_number():
 
 def test_tsv_with_a_third_column_is_a_bad_line():
     [record] = read_single_file(lines("a\tb\tc\n"), EN_FR, "f", 100)
-    assert record.reason == "no_separator"
+    assert record.reason == "too_many_columns"  # not "no_separator": the line has tabs, one too many
 
 
 def test_two_files_are_zipped_and_whitespace_normalised():
