@@ -70,6 +70,9 @@ class WikiMrcOptions(PipelineOptions):
                             help="pages larger than this go to the dead letter (the largest real articles are ~2 MB)")
         parser.add_argument("--entities_per_bucket", type=int, default=64,
                             help="entities that exchange contexts for unanswerable examples")
+        parser.add_argument("--allow_language_mismatch", action="store_true",
+                            help="read a --dump whose siteinfo (xml:lang, dbname) names another language than "
+                            "the one declared; without it such a dump stops the job before it starts")
 
 
 def plan(opts) -> tuple[list[DumpSpec], str]:
@@ -83,6 +86,9 @@ def plan(opts) -> tuple[list[DumpSpec], str]:
         sample_dir = resources.files("corpora") / "samples" / "wiki"
         by_lang = {lang: [str(sample_dir / name)] for lang, name in SAMPLE_DUMPS.items()}
         logging.info("no --dump given: using the bundled sample dumps in %s", sample_dir)
+    for lang, paths in sorted(by_lang.items()):
+        for path in paths:
+            common.check_dump("--dump", lang, path, opts.allow_language_mismatch)
     specs = [DumpSpec(lang, path, multistream_index_for(path)) for lang, paths in sorted(by_lang.items()) for path in paths]
     return specs, f"{len(specs)} dump(s) in {', '.join(sorted(by_lang))}"
 
