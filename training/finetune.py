@@ -190,6 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--init", required=True, metavar="PATH",
                    help="a saved MPMRForWAE or MRCReader folder, or any AutoModel name/path (fresh extractor); "
                         "the tokenizer is loaded from the same path")
+    p.add_argument("--trust_remote_code", action="store_true",
+                   help="let --init run the Python code it ships (an auto_map in its config); off: such a model is "
+                        "refused. The project's own saved models never need it")
     p.add_argument("--train", required=True, metavar="FILE", help="training file in the task's format")
     p.add_argument("--eval", required=True, metavar="FILE", help="evaluation file in the task's format")
     p.add_argument("--output", required=True, metavar="DIR", help="run folder: metrics.json, predictions, final/")
@@ -250,8 +253,8 @@ def finetune(args: argparse.Namespace) -> dict:
     eval_examples = task.read(args.eval)[: args.max_eval_examples]
     if not train_examples:
         raise ValueError(f"--train {args.train}: no examples")
-    model = load_reader(args.init, args.extractor_hidden_size).to(device)
-    tokenizer = load_tokenizer(args.init)
+    model = load_reader(args.init, args.extractor_hidden_size, args.trust_remote_code).to(device)
+    tokenizer = load_tokenizer(args.init, args.trust_remote_code)
     collator = MPMRCollator(tokenizer, args.max_query_tokens, args.max_seq_len)
     rows = task.train_rows(train_examples, tokenizer)
 

@@ -50,6 +50,7 @@ from transformers import AutoTokenizer, XLMRobertaConfig
 
 from training.collate_clism import QUE_TOKEN, add_que_token
 from training.models.clism import CLISMForQuestionAnswering, with_que_embedding
+from training.remote_code import from_pretrained
 from training.run import lr_lambda, param_groups
 from training.tasks import squad
 
@@ -59,8 +60,9 @@ PAPER_SIZES = (64, 128, 256, 512, 1024)
 
 # ---- model and tokenizer ----
 
-def load_model(init: str, head: str) -> tuple[CLISMForQuestionAnswering, object]:
-    tokenizer = AutoTokenizer.from_pretrained(init)
+def load_model(init: str, head: str, trust_remote_code: bool = False) -> tuple[CLISMForQuestionAnswering, object]:
+    # The model classes are concrete (no Auto class, so no code from the folder); the tokenizer is not.
+    tokenizer = from_pretrained(AutoTokenizer, init, trust_remote_code)
     if not tokenizer.is_fast:
         raise ValueError(f"--init {init}: tokenizer {type(tokenizer).__name__} is not a fast tokenizer "
                          "(subword-to-word mapping needs word_ids())")
@@ -191,7 +193,7 @@ def finetune_once(args, head: str, train_examples, eval_examples, seed: int, max
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
     torch.manual_seed(seed)  # the fresh head (standard, or W_s/W_e on a plain XLM-R) and dropout
-    model, tokenizer = load_model(args.init, head)
+    model, tokenizer = load_model(args.init, head, args.trust_remote_code)
     model.to(device)
     collator = QACollator(tokenizer, head, args.max_query_tokens, args.max_seq_len)
     counts: Counter = Counter()
@@ -303,6 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--init", required=True, metavar="PATH",
                    help="a saved CLISM model (training.run's OUTPUT/final) or any XLM-R checkpoint; tokenizer from the same path")
+    p.add_argument("--trust_remote_code", action="store_true",
+                   help="let --init's tokenizer run the Python code it ships (an auto_map); off: refused")
     p.add_argument("--train", required=True, metavar="FILE", help="SQuAD v1.1-format JSON to train on (English SQuAD in the paper)")
     p.add_argument("--eval", required=True, metavar="FILE", help="SQuAD v1.1-format JSON to score (MLQA, XQuAD)")
     p.add_argument("--output", required=True, metavar="DIR", help="run folder: metrics.json; full data: <head>/final and predictions")

@@ -4,8 +4,10 @@ extractor (S = sigmoid(FFN(H) · Hᵀ), training/models/mpmr.py).
 `load_reader(path)` takes, in order:
 1. a saved MPMRForWAE (its config has `extractor_hidden_size`): encoder and pre-trained extractor;
 2. a saved MRCReader (its folder has span_extractor.json): the encoder by AutoModel, its extractor;
-3. anything else `transformers.AutoModel` loads (XLM-R, or a custom ELECTRA-style discriminator with
-   `trust_remote_code`): that encoder and a fresh extractor.
+3. anything else `transformers.AutoModel` loads (XLM-R, the project's XY-LENT discriminator, whose
+   type `import training` registers): that encoder and a fresh extractor.
+Code shipped with a model (an `auto_map` naming Python files) runs only with `trust_remote_code=True`
+(the commands' --trust_remote_code; training/remote_code.py).
 Both model kinds have `span_logits(input_ids, attention_mask) -> [B, T, T]` and `save_pretrained(dir)`.
 """
 from __future__ import annotations
@@ -18,6 +20,7 @@ from torch import nn
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 
 from training.models.mpmr import MPMRForWAE, SpanExtractor
+from training.remote_code import from_pretrained
 
 EXTRACTOR_CONFIG = "span_extractor.json"
 EXTRACTOR_WEIGHTS = "span_extractor.safetensors"
@@ -55,32 +58,33 @@ class MRCReader(nn.Module):
                   str(folder / EXTRACTOR_WEIGHTS))
 
     @classmethod
-    def from_pretrained(cls, folder: str | Path) -> MRCReader:
+    def from_pretrained(cls, folder: str | Path, trust_remote_code: bool = False) -> MRCReader:
         from safetensors.torch import load_file
 
         folder = Path(folder)
         cfg = json.loads((folder / EXTRACTOR_CONFIG).read_text())
-        reader = cls(AutoModel.from_pretrained(folder, trust_remote_code=True), cfg["extractor_hidden_size"], cfg["dropout"])
+        encoder = from_pretrained(AutoModel, folder, trust_remote_code)
+        reader = cls(encoder, cfg["extractor_hidden_size"], cfg["dropout"])
         reader.extractor.load_state_dict(load_file(str(folder / EXTRACTOR_WEIGHTS)))
         return reader
 
 
-def load_reader(path: str, extractor_hidden_size: int = 1024) -> nn.Module:
+def load_reader(path: str, extractor_hidden_size: int = 1024, trust_remote_code: bool = False) -> nn.Module:
     if (Path(path) / EXTRACTOR_CONFIG).exists():
-        return MRCReader.from_pretrained(path)
+        return MRCReader.from_pretrained(path, trust_remote_code)
     try:
-        config = AutoConfig.from_pretrained(path, trust_remote_code=True)
+        config = from_pretrained(AutoConfig, path, trust_remote_code)
     except OSError as e:  # transformers' way of saying "no such folder, and not on the hub (or offline)"
         raise FileNotFoundError(f"--init {path}: not a model folder nor a cached hub name "
                                 f"({str(e).strip().splitlines()[0][:160]})") from None
     if getattr(config, "extractor_hidden_size", None) is not None and config.model_type == "xlm-roberta":
         return MPMRForWAE.from_pretrained(path)
-    return MRCReader(AutoModel.from_pretrained(path, trust_remote_code=True), extractor_hidden_size)
+    return MRCReader(from_pretrained(AutoModel, path, trust_remote_code), extractor_hidden_size)
 
 
-def load_tokenizer(path: str):
+def load_tokenizer(path: str, trust_remote_code: bool = False):
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=True)
+        tokenizer = from_pretrained(AutoTokenizer, path, trust_remote_code)
     except OSError as e:
         raise FileNotFoundError(f"--init {path}: no tokenizer beside the model ({str(e).strip().splitlines()[0][:160]})") from None
     if not tokenizer.is_fast:
