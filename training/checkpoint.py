@@ -1,9 +1,14 @@
 """Training checkpoints: everything needed to resume exactly, loadable with `weights_only=True`.
 
 Only tensors and plain Python values go in (no pickled objects), so loading never runs foreign code.
+torch's zip reader checks no CRC, so a file with flipped bytes loads "fine" with garbage tensors: each
+checkpoint's sha256 is therefore kept in OUTPUT/checkpoints.sha256 (`sha256sum -c` format, paths
+relative to OUTPUT) and checked before loading. The manifest sits beside checkpoints/, not in it, so
+that the folder holds checkpoints only.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 from pathlib import Path
@@ -12,10 +17,17 @@ import torch
 
 FORMAT = "xlu_factory.training.checkpoint"
 VERSION = 1
+MANIFEST = "checkpoints.sha256"
 
 
 class CheckpointError(ValueError):
-    pass
+    def __init__(self, message: str, path: Path | None = None, reason: str | None = None):
+        super().__init__(message)
+        self.path, self.reason = path, reason or message
+
+
+def _refuse(path: Path, reason: str) -> CheckpointError:
+    return CheckpointError(f"{path}: {reason}; delete it or start without --resume", path, reason)
 
 
 def rng_state() -> dict:
@@ -33,23 +45,98 @@ def set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _manifest_path(folder: Path) -> Path:
+    return folder.parent / MANIFEST
+
+
+def read_manifest(folder: Path) -> dict[str, str]:
+    """Checkpoint file name -> sha256, from the manifest beside `folder` (empty when there is none)."""
+    path = _manifest_path(folder)
+    if not path.exists():
+        return {}
+    sums = {}
+    for line in path.read_text().splitlines():
+        digest, _, name = line.partition("  ")
+        if digest and name:
+            sums[Path(name).name] = digest
+    return sums
+
+
+def _write_manifest(folder: Path, sums: dict[str, str]) -> None:
+    path = _manifest_path(folder)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(f"{digest}  {folder.name}/{name}\n" for name, digest in sorted(sums.items())))
+    os.replace(tmp, path)
+
+
 def save(path: Path, **state) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     torch.save({"format": FORMAT, "version": VERSION, **state}, tmp)
+    # The sum is recorded before the file takes its real name: a crash in between leaves a sum without
+    # its file (ignored), never a file under its real name without its sum.
+    sums = read_manifest(path.parent)
+    sums[path.name] = sha256(tmp)
+    _write_manifest(path.parent, sums)
     os.replace(tmp, path)  # a crash mid-write never leaves a half checkpoint under the real name
 
 
+def nonfinite(tensors) -> list[str]:
+    """Names of the floating tensors in a (nested) state dict holding NaN or ±inf."""
+    bad: list[str] = []
+
+    def walk(value, name):
+        if isinstance(value, torch.Tensor):
+            if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+                bad.append(name)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{name}.{k}" if name else str(k))
+        elif isinstance(value, (list, tuple)):
+            for k, v in enumerate(value):
+                walk(v, f"{name}.{k}" if name else str(k))
+
+    walk(tensors, "")
+    return bad
+
+
+def verify(path: Path) -> str | None:
+    """Check `path` against the manifest; a one-line reason to refuse it, or None. A checkpoint the
+    manifest does not list (copied by hand) is not refused; `load` says it is unverified."""
+    expected = read_manifest(path.parent).get(path.name)
+    if expected is None:
+        return None
+    actual = sha256(path)
+    if actual != expected:
+        return f"checksum mismatch (sha256 {actual[:12]}…, {MANIFEST} says {expected[:12]}…): the file is corrupt"
+    return None
+
+
 def load(path: Path) -> dict:
+    reason = verify(path)
+    if reason:
+        raise _refuse(path, reason)
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001  torch raises several types for truncated, garbage or pickled files
         first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise CheckpointError(f"{path}: not a readable checkpoint ({first_line[:160]}); delete it or start without --resume") from None
+        raise _refuse(path, f"not a readable checkpoint ({first_line[:160]})") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: not an xlu-factory training checkpoint; delete it or start without --resume")
+        raise _refuse(path, "not an xlu-factory training checkpoint")
     if state.get("version") != VERSION:
-        raise CheckpointError(f"{path}: checkpoint version {state.get('version')}, this code reads {VERSION}")
+        raise _refuse(path, f"checkpoint version {state.get('version')}, this code reads {VERSION}")
+    # Without a sum (a checkpoint copied without the manifest) this is what still catches most damage.
+    bad = nonfinite({"model": state.get("model"), "optimizer": state.get("optimizer")})
+    if bad:
+        raise _refuse(path, f"{len(bad)} tensors hold NaN or inf (first: {bad[0]})")
     return state
 
 
@@ -58,5 +145,9 @@ def checkpoint_paths(folder: Path) -> list[Path]:
 
 
 def prune(folder: Path, keep: int) -> None:
-    for old in checkpoint_paths(folder)[:-keep] if keep > 0 else []:
-        old.unlink()
+    old = checkpoint_paths(folder)[:-keep] if keep > 0 else []
+    for path in old:
+        path.unlink()
+    if old:
+        sums = read_manifest(folder)
+        _write_manifest(folder, {name: digest for name, digest in sums.items() if (folder / name).exists()})

@@ -48,6 +48,10 @@ class TrainConfig:
     keep_checkpoints: int = 2
     seed: int = 0
 
+    # Reliability and safety.
+    max_nonfinite_skips: int = 0  # optimiser steps with a NaN/inf loss or gradient skipped before the run stops
+    trust_remote_code: bool = False  # let --init run the Python code it ships (training/remote_code.py)
+
     def replace(self, **changes) -> TrainConfig:
         return dataclasses.replace(self, **changes)
 

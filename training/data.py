@@ -14,11 +14,64 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from corpora.schemas import MRC_SCHEMA, check_schema
+
+
+class DataError(ValueError):
+    """A data file that cannot be read: one line naming the file (and the row group)."""
+
+
+# What pyarrow raises for a truncated, foreign or damaged file (ArrowIOError is an OSError; a damaged
+# string column can fail in to_pylist with a UnicodeDecodeError, a ValueError).
+_READ_ERRORS = (pa.ArrowException, OSError, ValueError)
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip()
+    return (text.splitlines()[0] if text else type(e).__name__)[:200]
+
+
+def _open(path: Path) -> pq.ParquetFile:
+    # Page CRCs are checked when the writer stored them (write_page_checksum=True); without them a
+    # flipped byte inside a compressed page can decode to wrong values without any error.
+    return pq.ParquetFile(path, page_checksum_verification=True)
+
+
+def read_metadata(path: Path) -> pq.FileMetaData:
+    try:
+        return pq.read_metadata(path)
+    except _READ_ERRORS as e:
+        raise DataError(f"{path}: not a readable Parquet file ({_first_line(e)}); "
+                        "delete it or run the data job again") from None
+
+
+def read_row_group(path: Path, group: int, columns: list[str] | None = None) -> list[dict]:
+    try:
+        return _open(path).read_row_group(group, columns=columns).to_pylist()
+    except _READ_ERRORS as e:
+        raise DataError(f"{path}: row group {group}: unreadable ({_first_line(e)}); "
+                        "delete the file or run the data job again") from None
+
+
+def read_table(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """A whole (small) file, row group by row group, so that an error names the one that failed."""
+    meta = read_metadata(path)
+    tables = []
+    for group in range(meta.num_row_groups):
+        try:
+            tables.append(_open(path).read_row_group(group, columns=columns))
+        except _READ_ERRORS as e:
+            raise DataError(f"{path}: row group {group}: unreadable ({_first_line(e)}); "
+                            "delete the file or run the data job again") from None
+    schema = meta.schema.to_arrow_schema()
+    if columns is not None:
+        schema = pa.schema([schema.field(c) for c in columns], metadata=schema.metadata)
+    return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
 def list_shards(data_dir: str | Path, split: str = "train") -> list[Path]:
@@ -34,12 +87,19 @@ def list_shards(data_dir: str | Path, split: str = "train") -> list[Path]:
 
 
 def check_shards(files: list[Path], schema=MRC_SCHEMA) -> int:
-    """Check every shard against the contract and return the total row count (from footers only)."""
+    """Check every shard against the contract and return the total row count (from footers only).
+
+    The data jobs write every shard, empty ones too (pipelines/common.py), so an empty shard is fine;
+    shards that are all empty are not: there is nothing to train on."""
     total = 0
     for f in files:
-        meta = pq.read_metadata(f)
+        meta = read_metadata(f)
         check_schema(meta.schema.to_arrow_schema(), schema, str(f))
         total += meta.num_rows
+    if files and not total:
+        where = str(files[0]) if len(files) == 1 else f"{files[0].parent}: all {len(files)} shards ({files[0].name} …)"
+        raise DataError(f"{where}: 0 rows; the data job kept nothing (see its dead_letter/ and stats), "
+                        "run it again on more input")
     return total
 
 
@@ -81,7 +141,7 @@ class ParquetBatches(IterableDataset):
         # planned on row positions alone, and rows are read only for the batches that are handed out.
         self.units, self.unit_rows = [], {}
         for i, f in enumerate(self.files):
-            meta = pq.ParquetFile(f).metadata
+            meta = read_metadata(f)
             for g in range(meta.num_row_groups):
                 self.units.append((i, g))
                 self.unit_rows[(i, g)] = meta.row_group(g).num_rows
@@ -166,7 +226,7 @@ class ParquetBatches(IterableDataset):
 
     def _read(self, unit: tuple[int, int]) -> list[dict]:
         file_index, group = unit
-        return pq.ParquetFile(self.files[file_index]).read_row_group(group, columns=self.columns).to_pylist()
+        return read_row_group(self.files[file_index], group, self.columns)
 
     def _rows(self, epoch: int, slot: int, slots: int) -> Iterator[dict]:
         """One epoch of a slot's rows, unshuffled (for tests and inspection); positions come a unit at a time."""

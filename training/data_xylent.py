@@ -27,14 +27,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA, check_schema
 from corpora.vocap import PAD_ID
 from training.config import TrainConfig
-from training.data import ParquetBatches, _rng, check_shards
+from training.data import ParquetBatches, _rng, check_shards, read_metadata, read_table
 
 __all__ = ["XY_MRTD_SCHEMA", "XYLentTrainConfig", "CONFIGS", "EXTRA_FLAGS", "XYBatches", "collate"]
 
@@ -138,7 +137,7 @@ def pair_key(a: str, b: str) -> str:
 def read_pair_probs(data_dir: str | Path) -> tuple[list[str], list[float]]:
     """The pairs with a positive probability, in pair_probs order, and those probabilities (sum 1)."""
     path = artefact(data_dir, "pair_probs.parquet")
-    table = pq.read_table(path)
+    table = read_table(path)
     check_schema(table.schema, XY_PAIR_PROBS_SCHEMA, str(path))
     rows = [r for r in table.to_pylist() if r["prob"] > 0]
     if not rows:
@@ -161,7 +160,7 @@ def make_tokenizer(cfg, data_dir: str, spec):
     from training.tokenizer import load_tokenizer
 
     if cfg.init:
-        return load_tokenizer(cfg.init)
+        return load_tokenizer(cfg.init, cfg.trust_remote_code)
     return vocap.hf_tokenizer(artefact(data_dir, "spm.model").read_bytes())
 
 
@@ -245,7 +244,7 @@ class XYBatches(IterableDataset):
         self.pool_rows = max(1, pool_rows)
         self.seed = seed
         self.start_batch = start_batch
-        self.trtd_total = sum(pq.read_metadata(f).num_rows for f in trtd_files)
+        self.trtd_total = sum(read_metadata(f).num_rows for f in trtd_files)
         # start_batch is passed on only for the worker rotation (ParquetBatches._slot); skipping is
         # done here, on the combined stream.
         self.mrtd = ParquetBatches(mrtd_files, batch_size, None, seed, rank, world_size, shuffle_buffer, start_batch,

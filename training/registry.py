@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from training.config import CONFIGS, TrainConfig
-from training.data import ParquetBatches, check_shards, list_shards
+from training.data import ParquetBatches, check_shards, list_shards, read_table
 from training.tokenizer import load_tokenizer, train_tiny_tokenizer
 
 MODEL_NAMES = ("mpmr", "clism", "xylent")
@@ -53,7 +52,7 @@ def get_spec(name: str) -> ModelSpec:
 def words_for_tokenizer(files: list[Path], columns: list[str], limit: int = TINY_TOKENIZER_ROWS) -> Iterable[list[str]]:
     seen = 0
     for f in files:
-        for row in pq.read_table(f, columns=columns).to_pylist():
+        for row in read_table(f, columns).to_pylist():
             for column in columns:
                 yield row[column]
             seen += 1
@@ -63,7 +62,7 @@ def words_for_tokenizer(files: list[Path], columns: list[str], limit: int = TINY
 
 def default_tokenizer(cfg: TrainConfig, data_dir: str, spec: ModelSpec):
     if cfg.init:
-        return load_tokenizer(cfg.init)
+        return load_tokenizer(cfg.init, cfg.trust_remote_code)
     return train_tiny_tokenizer(words_for_tokenizer(list_shards(data_dir), spec.word_columns), cfg.vocab_size)
 
 

@@ -28,9 +28,10 @@ import torch.distributed as dist
 from corpora.schemas import SchemaMismatch
 from training import checkpoint
 from training.config import TrainConfig
-from training.data import make_loader
+from training.data import DataError, make_loader
 from training.registry import (MODEL_NAMES, ModelSpec, default_check_data, default_dataset, default_save_final,
                                default_tokenizer, get_spec)
+from training.remote_code import RemoteCodeRefused
 from training.tokenizer import load_tokenizer
 
 # Flags that override a field of the chosen config; None = keep the config's value.
@@ -56,6 +57,10 @@ OVERRIDES = {
     "save_every": (int, "steps between checkpoints (one is also written at the end)"),
     "keep_checkpoints": (int, "checkpoints kept in OUTPUT/checkpoints"),
     "seed": (int, "seed of the data order, initialisation and dropout (DESIGN.md §6)"),
+    "max_nonfinite_skips": (int, ("optimiser steps with a NaN/inf loss or gradient norm that are skipped (no update) "
+                                  "before the run stops with an error (default 0: stop at the first)")),
+    "trust_remote_code": (bool, ("let --init run the Python code it ships (an auto_map in its config); off: such a "
+                                 "model is refused. The project's own saved models never need it")),
 }
 
 
@@ -114,6 +119,69 @@ def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
     return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
 
 
+class NonFiniteError(RuntimeError):
+    pass
+
+
+def json_safe(value):
+    """JSON has no NaN or infinity (Python writes a bare NaN that strict parsers reject): such floats go
+    to metrics.jsonl as the strings "NaN", "Infinity", "-Infinity", which float() reads back."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value
+
+
+def latest_checkpoint(ckpt_dir: Path, announce: bool) -> dict | None:
+    """The newest checkpoint that passes its checks (checksum, format, finite tensors). Refused ones are
+    named, one line each, and the run falls back to an older one; none left is an error."""
+    refused: list[checkpoint.CheckpointError] = []
+    for path in reversed(checkpoint.checkpoint_paths(ckpt_dir)):
+        try:
+            state = checkpoint.load(path)
+        except checkpoint.CheckpointError as e:
+            refused.append(e)
+            continue
+        if announce:
+            for e in refused:
+                print(f"training.run: {e.path}: {e.reason}; refused", file=sys.stderr)
+            unverified = "" if path.name in checkpoint.read_manifest(ckpt_dir) else \
+                f"; no sum for it in {checkpoint.MANIFEST}, loaded unverified"
+            fallback = ", falling back past the refused one" + ("s" if len(refused) > 1 else "") if refused else ""
+            print(f"resuming from {path} (step {state['step']}){fallback}{unverified}", file=sys.stderr)
+        return state
+    if refused:
+        older = f" (and {len(refused) - 1} older ones refused too)" if len(refused) > 1 else ""
+        raise checkpoint.CheckpointError(f"{refused[0]}{older}; no good checkpoint to fall back to")
+    return None
+
+
+def truncate_metrics(path: Path, step: int) -> None:
+    """Keep the metrics of steps ≤ `step` (the resumed one): the run logs the later steps again. A torn
+    last line (a kill mid-write) goes too."""
+    if not path.exists():
+        return
+    lines = path.read_text().splitlines()
+    keep = []
+    for line in lines:
+        try:
+            if json.loads(line)["step"] <= step:
+                keep.append(line)
+        except (ValueError, KeyError, TypeError):
+            pass
+    if len(keep) != len(lines):
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text("".join(line + "\n" for line in keep))
+        os.replace(tmp, path)
+        print(f"{path}: {len(lines) - len(keep)} lines after step {step} dropped; they are logged again", file=sys.stderr)
+
+
+def check_finite(what: str, step: int, **tensors) -> None:
+    bad = checkpoint.nonfinite(tensors)
+    if bad:
+        raise NonFiniteError(f"step {step}: {len(bad)} tensors of the {what} hold NaN or inf (first: {bad[0]}); "
+                             "not saved. Lower --lr (or --grad_clip) and resume from the last checkpoint")
+
+
 def setup_distributed(device_flag: str | None) -> tuple[int, int, torch.device]:
     rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
     if device_flag:
@@ -143,15 +211,13 @@ def train(args: argparse.Namespace) -> dict:
 
     state = None
     if args.resume:
-        found = checkpoint.checkpoint_paths(ckpt_dir)
-        if found:
-            state = checkpoint.load(found[-1])
-            if state["model_name"] != args.model:
-                raise checkpoint.CheckpointError(f"{found[-1]}: a --model {state['model_name']} checkpoint, not {args.model}")
-            if is_main:
-                print(f"resuming from {found[-1]} (step {state['step']})", file=sys.stderr)
-        elif is_main:
+        state = latest_checkpoint(ckpt_dir, is_main)
+        if state is not None and state["model_name"] != args.model:
+            raise checkpoint.CheckpointError(f"{ckpt_dir}: a --model {state['model_name']} checkpoint, not {args.model}")
+        if state is None and is_main:
             print(f"--resume: no checkpoint in {ckpt_dir}; starting fresh", file=sys.stderr)
+        if is_main:
+            truncate_metrics(out / "metrics.jsonl", state["step"] if state else 0)
 
     # The tokenizer is kept in OUTPUT/tokenizer so that a resumed run never retrains or downloads it,
     # and every run, fresh or resumed, on every rank, uses that saved copy: the very same tokenizer.
@@ -164,7 +230,7 @@ def train(args: argparse.Namespace) -> dict:
             tokenizer.save_pretrained(tok_dir)
         if world > 1:
             dist.barrier()
-    tokenizer = load_tokenizer(str(tok_dir))
+    tokenizer = load_tokenizer(str(tok_dir), cfg.trust_remote_code)
 
     torch.manual_seed(cfg.seed)  # the same initial weights on every rank
     random.seed(cfg.seed)
@@ -186,11 +252,11 @@ def train(args: argparse.Namespace) -> dict:
                                   fused=device.type == "cuda")
     warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * max_steps)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(warmup, max_steps))
-    step, batches = 0, 0
+    step, batches, skipped = 0, 0, 0
     if state is not None:
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
-        step, batches = state["step"], state["batches"]
+        step, batches, skipped = state["step"], state["batches"], state.get("nonfinite_skips", 0)
         if state["world_size"] != world:
             # The data split and the per-rank RNG depend on the number of processes.
             raise checkpoint.CheckpointError(
@@ -243,15 +309,40 @@ def train(args: argparse.Namespace) -> dict:
             for key, value in logs.items():
                 log_sums[key] += float(value) / cfg.grad_accum
         grad_norm = torch.nn.utils.clip_grad_norm_(raw_model.parameters(), cfg.grad_clip or float("inf"))
-        optimizer.step()
+        # Before the update, so that every rank sees the same loss and takes the same decision (the
+        # gradient norm is the same everywhere already: gradients are all-reduced).
+        if world > 1:
+            dist.all_reduce(step_loss, op=dist.ReduceOp.AVG)
+        loss_value = float(step_loss)
+        finite = math.isfinite(loss_value) and math.isfinite(float(grad_norm))
+        if finite:
+            optimizer.step()
+        else:
+            # A NaN/inf gradient would make every weight NaN at once: the update is skipped, or the run
+            # stops, with the weights of the last good step (which the last checkpoint holds).
+            skipped += 1
+            problem = (f"step {step + 1}: non-finite loss {loss_value} / gradient norm {float(grad_norm)} "
+                       f"(lr {scheduler.get_last_lr()[0]:.3g})")
+            if skipped > cfg.max_nonfinite_skips:
+                if is_main:
+                    record = {"step": step + 1, "loss": loss_value, "lr": scheduler.get_last_lr()[0],
+                              "grad_norm": float(grad_norm), "batches": batches, "nonfinite_skips": skipped,
+                              "stopped": True}
+                    metrics_file.write(json.dumps({k: json_safe(v) for k, v in record.items()}, allow_nan=False) + "\n")
+                    metrics_file.close()
+                last = checkpoint.checkpoint_paths(ckpt_dir)
+                raise NonFiniteError(
+                    f"{problem}; stopped after {skipped} such step{'s' if skipped > 1 else ''} "
+                    f"(--max_nonfinite_skips {cfg.max_nonfinite_skips}); no final/ written, last checkpoint: "
+                    f"{last[-1] if last else 'none'}. Lower --lr, or allow skips with --max_nonfinite_skips N")
+            if is_main:
+                print(f"training.run: {problem}; update skipped ({skipped} of {cfg.max_nonfinite_skips} tolerated)",
+                      file=sys.stderr)
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
         step += 1
         if spec.after_step:
             spec.after_step(raw_model, dataset, step, max_steps)
-        if world > 1:
-            dist.all_reduce(step_loss, op=dist.ReduceOp.AVG)
-        loss_value = float(step_loss)
         losses.append(loss_value)
         log_steps += 1
 
@@ -262,7 +353,9 @@ def train(args: argparse.Namespace) -> dict:
                       "tokens_per_s": window_tokens * world / max(elapsed, 1e-9),
                       **{k: v / log_steps for k, v in sorted(log_sums.items())},
                       "batches": batches, **{k: v for k, v in sorted(counts.items())}}
-            metrics_file.write(json.dumps(record) + "\n")
+            if skipped:
+                record["nonfinite_skips"] = skipped
+            metrics_file.write(json.dumps({k: json_safe(v) for k, v in record.items()}, allow_nan=False) + "\n")
             metrics_file.flush()
             if writer:
                 for key in ("loss", "lr", "grad_norm", "tokens_per_s", *sorted(log_sums)):
@@ -273,6 +366,8 @@ def train(args: argparse.Namespace) -> dict:
             progress.update(1)
             progress.set_postfix(loss=f"{loss_value:.4f}")
         if step % cfg.save_every == 0 or step == max_steps:
+            # On every rank (the weights are the same on all), so that all stop together.
+            check_finite("checkpoint", step, model=raw_model.state_dict(), optimizer=optimizer.state_dict())
             # Every rank's RNG (their dropout differs), gathered so that each resumes its own.
             rngs = [checkpoint.rng_state()]
             if world > 1:
@@ -283,6 +378,7 @@ def train(args: argparse.Namespace) -> dict:
                     ckpt_dir / f"step-{step:08d}.pt",
                     model=raw_model.state_dict(), optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
                     model_name=args.model, step=step, batches=batches, rng=rngs, world_size=world, max_steps=max_steps,
+                    nonfinite_skips=skipped,
                     model_config=raw_model.config.to_dict(), train_config=json.loads(json.dumps(cfg.to_dict())),
                 )
                 checkpoint.prune(ckpt_dir, cfg.keep_checkpoints)
@@ -290,6 +386,7 @@ def train(args: argparse.Namespace) -> dict:
     if progress:
         progress.close()
     if is_main:
+        check_finite("final model", step, model=raw_model.state_dict())
         final = out / "final"
         (spec.save_final or default_save_final)(raw_model, tokenizer, final)
         (final / "train_config.json").write_text((out / "train_config.json").read_text())
@@ -313,8 +410,12 @@ def main(argv=None) -> None:
     Path(args.output).mkdir(parents=True, exist_ok=True)
     try:
         train(args)
-    except (checkpoint.CheckpointError, SchemaMismatch, FileNotFoundError) as e:
+    except (checkpoint.CheckpointError, SchemaMismatch, FileNotFoundError, RemoteCodeRefused, NonFiniteError) as e:
         sys.exit(f"training.run: {e}")
+    except DataError as e:
+        # From a DataLoader worker the message is the worker's whole traceback; its last line is ours.
+        text = str(e).strip().splitlines()[-1] if str(e).strip() else ""
+        sys.exit(f"training.run: {text.removeprefix(type(e).__module__ + '.' + type(e).__name__ + ': ')}")
 
 
 if __name__ == "__main__":

@@ -14,9 +14,16 @@ SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 def train_tiny_tokenizer(sentences: Iterable[list[str]], vocab_size: int) -> PreTrainedTokenizerBase:
     import sentencepiece as spm
 
+    # SentencePiece is asked only once there is text: given none it fails with its own
+    # `!sentences_.empty()`, which says nothing about the data.
+    lines = [" ".join(words or []) for words in sentences]
+    if not any(lines):
+        from training.data import DataError
+
+        raise DataError("--data: the shards hold no words to train the tiny tokenizer on; check the data job's output")
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(
-        sentence_iterator=(" ".join(words) for words in sentences),
+        sentence_iterator=iter(lines),
         model_writer=model,
         vocab_size=vocab_size,
         model_type="unigram",
@@ -40,5 +47,7 @@ def train_tiny_tokenizer(sentences: Iterable[list[str]], vocab_size: int) -> Pre
     return tokenizer
 
 
-def load_tokenizer(name_or_path: str) -> PreTrainedTokenizerBase:
-    return AutoTokenizer.from_pretrained(name_or_path)
+def load_tokenizer(name_or_path: str, trust_remote_code: bool = False) -> PreTrainedTokenizerBase:
+    from training.remote_code import from_pretrained
+
+    return from_pretrained(AutoTokenizer, name_or_path, trust_remote_code, "--init")
