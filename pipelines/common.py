@@ -168,7 +168,10 @@ def help_requested(argv: list[str], options_classes, description: str, prog: str
         return
     parser = argparse.ArgumentParser(
         prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Every Beam pipeline option is accepted too: --runner, --direct_num_workers, "
+        epilog="An --output holding an earlier run of the same job is replaced: its data/, dead_letter/ and\n"
+        "stats.parquet are deleted first, other files stay. One holding those from another job, or not marked\n"
+        "by a job (.xlu-job), is refused unless --overwrite. --output is checked for writing before the job starts.\n\n"
+        "Every Beam pipeline option is accepted too: --runner, --direct_num_workers, "
         "--direct_running_mode, and for Dataflow --project, --region, --temp_location, --sdk_container_image, ...",
     )
     for options_cls in options_classes:
