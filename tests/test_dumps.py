@@ -175,10 +175,10 @@ def flip(data: bytes, at: int, n: int = 64) -> bytes:
 def test_corrupt_bz2_block_costs_only_its_pages(excerpt_records):
     """64 flipped bytes in the middle of the real excerpt (7 bz2 blocks, the 4th hit).
 
-    Before block resynchronisation the reader gave 99 pages; streaming in small steps alone gives the
-    115 pages before the bad block; reading on after it gives all 178 pages that lie wholly outside it
-    (206 pages, 28 touch the bad block), each equal to the undamaged read, none twice, in order, and
-    one dead letter naming the page the damage cut.
+    Before block resynchronisation the reader gave 115 pages here (99 when the bytes are zeroed
+    instead of inverted: a whole 1 MiB decompressor call was lost). Reading on after the bad block
+    gives all 178 pages that lie wholly outside it (206 pages, 28 touch the bad block), each equal
+    to the undamaged read, none twice, in order, and one dead letter naming the page the damage cut.
     """
     data = EXCERPT.read_bytes()
     records = list(dumps.iter_pages_from_file(io.BytesIO(flip(data, len(data) // 2)), "rot.bz2", "bz2"))

@@ -15,6 +15,7 @@ import collections
 import gzip
 import io
 import os
+import random
 import subprocess
 import sys
 import zipfile
@@ -86,18 +87,25 @@ def de_run(tmp_path_factory):
 
 
 @needs_dumps
-def test_corrupt_bz2_block_in_the_real_english_excerpt_costs_only_its_pages():
-    """Before: 99 pages and 1 dead letter (115 decompressible before the damage). After: 178, every
-    page outside the damaged block (of 206), plus one dead letter for the page the damage cut."""
-    data = EN.read_bytes()
-    records = list(dumps.iter_pages_from_file(io.BytesIO(flip(data, len(data) // 2)), "rot.bz2", "bz2"))
+@pytest.mark.parametrize("damage", ["inverted", "zeroed", "random"])
+def test_corrupt_bz2_block_in_the_real_english_excerpt_costs_only_its_pages(damage):
+    """64 bytes in the middle. Before: 99 pages (zeroed or random bytes; 115 with inverted ones) and
+    1 dead letter. After: 178, every page outside the damaged block (of 206), and one dead letter for
+    the page the damage cut."""
+    data = bytearray(EN.read_bytes())
+    mid = len(data) // 2
+    rng = random.Random(0)
+    for i in range(mid, mid + 64):
+        data[i] = {"inverted": data[i] ^ 0xFF, "zeroed": 0, "random": rng.randrange(256)}[damage]
+    records = list(dumps.iter_pages_from_file(io.BytesIO(bytes(data)), "rot.bz2", "bz2"))
     assert sum(isinstance(r, RawPage) for r in records) == 178
     assert [r.reason for r in records if not isinstance(r, RawPage)] == ["corrupt_archive"]
 
 
 @needs_dumps
 def test_corrupt_bz2_block_in_a_job_is_counted_and_the_rest_is_read(tmp_path, de_run):
-    """78 readable pages in the German excerpt; 64 flipped bytes in its middle block: 54 still read."""
+    """78 readable pages in the German excerpt; 64 flipped bytes in its middle block (of 3). Before:
+    0 pages read (the reader's first 1 MiB call raised). After: 54 read, 1 dead letter."""
     _, clean = de_run
     dump = tmp_path / "dewiki-rot.xml.bz2"
     dump.write_bytes(flip(DE.read_bytes(), DE.stat().st_size // 2))
