@@ -359,7 +359,10 @@ def test_a_page_over_the_cap_in_one_chunk():
 
 @needs_excerpt
 def test_memory_does_not_grow_with_input_size():
-    """Peak memory reading 4× the excerpt (four concatenated bz2 streams) stays within +20% of 1×."""
+    """Peak memory reading 4× the excerpt (four concatenated bz2 streams) stays within +20% of 2×.
+
+    Not 1×: the reader keeps a fixed 3 MiB of compressed input for block recovery, which the 1.7 MB
+    excerpt does not fill; from 2× on it is full and the peak must not move."""
     data = EXCERPT.read_bytes()
 
     def peak(copies: int) -> int:
@@ -374,8 +377,8 @@ def test_memory_does_not_grow_with_input_size():
         assert n == 206 * copies
         return top
 
-    one, four = peak(1), peak(4)
-    assert four <= one * 1.2, (one, four)
+    two, four = peak(2), peak(4)
+    assert four <= two * 1.2, (two, four)
 
 
 # ─────────────────────────────── multistream ───────────────────────────────
