@@ -3,6 +3,8 @@
     python benchmarks/alignment.py --pairs ../shared/data/alignment-gold/enfr.src-tgt \
         --gold ../shared/data/alignment-gold/enfr.gold [--aligner fast_align|eflomal|simalign] [--extra_text FILE ...]
     python benchmarks/alignment.py --pairs .../roen.src-tgt --gold .../roen.gold --english second
+    python benchmarks/alignment.py --pairs .../enfr.src-tgt --gold .../enfr.gold --aligner simalign \
+        --aligner_model runs/e5 --aligner_layers 4 6 8 10 12 --aligner_methods argmax itermax   # layer choice
 
 Files as in ../shared/data/alignment-gold: `src ||| tgt` tokenised by spaces, and gold links `i-j`
 (sure) or `ipj` (possible), 1-based. AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|) with S ⊆ P (Och & Ney
@@ -17,10 +19,16 @@ emit, i.e. the precision of the spans in the output.
 The statistical aligner learns from the gold sentences plus --extra_text (more parallel text in the
 same format and column order); only the gold sentences are scored. The last line printed is
 `AER=0.xxx precision=0.xxx recall=0.xxx`.
+
+simalign with --aligner_layers/--aligner_methods scores every (layer, method) from one encoder pass
+per batch and prints one `layer=L method=M AER=...` line each (no span projection, no timing: choose
+on one set, then time the chosen setting alone). --threads sets torch's intra-op threads, so that
+pairs/s is comparable between machines and runs (1 = one core).
 """
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 import time
 from pathlib import Path
@@ -34,6 +42,13 @@ from corpora.aligners import (  # noqa: E402
     FastAlignAligner,
     project_span,
 )
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and its finished children: eflomal samples in a child process, whose
+    time process_time() alone would leave out."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def read_pairs(path: str) -> list[tuple[list[str], list[str]]]:
@@ -102,6 +117,23 @@ def span_projection(pairs, predicted, gold, english: str, max_gap: int, spacy_mo
             "exact_of_emitted": exact / emitted if emitted else 0.0}
 
 
+def layer_sweep(aligner, pairs, gold, args) -> dict[str, dict[str, float]]:
+    methods = args.aligner_methods or [args.aligner_method]
+    predicted = {(layer, method): [] for layer in args.aligner_layers for method in methods}
+    for k in range(0, len(pairs), args.batch_size):
+        for key, links in aligner.align_layers(pairs[k:k + args.batch_size], args.aligner_layers, methods).items():
+            predicted[key] += links
+    results = {}
+    for (layer, method), links in predicted.items():
+        result = score(links, gold)
+        results[f"layer={layer} method={method}"] = result
+        print(f"{Path(args.pairs).name}: simalign {args.aligner_model} layer={layer} method={method} "
+              f"AER={result['aer']:.4f} precision={result['precision']:.4f} recall={result['recall']:.4f}")
+    best = min(results, key=lambda k: results[k]["aer"])
+    print(f"lowest AER: {best} ({results[best]['aer']:.4f})")
+    return results
+
+
 def main(argv=None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", required=True, help="gold sentences, `src ||| tgt`, tokenised")
@@ -119,6 +151,11 @@ def main(argv=None) -> dict[str, float]:
     parser.add_argument("--aligner_model", default="bert-base-multilingual-cased")
     parser.add_argument("--aligner_method", choices=sorted(SIMALIGN_METHODS), default="itermax")
     parser.add_argument("--aligner_layer", type=int, default=None)
+    parser.add_argument("--aligner_layers", type=int, nargs="+", default=None,
+                        help="simalign: score each of these layers (0 = embeddings) instead of --aligner_layer")
+    parser.add_argument("--aligner_methods", nargs="+", choices=sorted(SIMALIGN_METHODS), default=None,
+                        help="simalign with --aligner_layers: the matching methods to score (default: --aligner_method)")
+    parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (simalign)")
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--english", choices=("first", "second"), default="first",
                         help="which column is English, for span projection (roen: second)")
@@ -134,7 +171,7 @@ def main(argv=None) -> dict[str, float]:
     from corpora.words import stop_words
 
     en_stop = stop_words("en")  # loaded before the clock starts: not alignment time
-    started, cpu_started = time.time(), time.process_time()
+    started, cpu_started = time.time(), cpu_seconds()
     if args.aligner == "fast_align":
         aligner = FastAlignAligner(args.symmetrisation, args.iterations, args.tension, args.p0, args.alpha,
                                    args.identity_prior, en_stop, args.prefix_len)
@@ -150,22 +187,29 @@ def main(argv=None) -> dict[str, float]:
     else:
         from corpora.aligners import SimAlignAligner
 
+        if args.threads:
+            import torch
+
+            torch.set_num_threads(args.threads)
         aligner = SimAlignAligner(args.aligner_model, args.aligner_method, args.aligner_layer)
+        if args.aligner_layers:
+            return layer_sweep(aligner, pairs, gold, args)
+        started, cpu_started = time.time(), cpu_seconds()  # the model load is not alignment time
         predicted = []
         for k in range(0, len(pairs), args.batch_size):
             predicted += aligner.align(pairs[k:k + args.batch_size])
         setting = f"simalign {args.aligner_method} {args.aligner_model} layer {aligner.layer} on {aligner.device}"
-    seconds, cpu = time.time() - started, time.process_time() - cpu_started
+    seconds, cpu = time.time() - started, cpu_seconds() - cpu_started
     result = score(predicted, gold)
     trained = len(pairs) + len(extra)
     print(f"{Path(args.pairs).name}: {setting}; {len(pairs)} pairs scored, {trained} aligned in {seconds:.2f}s "
-          f"({trained / seconds:.0f} pairs/s; {trained / cpu:.0f} pairs/s per CPU second of this process)")
+          f"({trained / seconds:.1f} pairs/s; {trained / cpu:.1f} pairs per CPU second, child processes included)")
     if not args.no_spans:
         spans = span_projection(pairs, predicted, gold, args.english, args.max_gap, args.spacy_model)
         result.update({f"span_{k}": v for k, v in spans.items()})
         print(f"span projection: {spans['spans']} gold-projectable NER spans, exact={spans['exact']:.3f} "
               f"rejected={spans['rejected']:.3f} exact_of_emitted={spans['exact_of_emitted']:.3f} (max_gap={args.max_gap})")
-    print(f"AER={result['aer']:.3f} precision={result['precision']:.3f} recall={result['recall']:.3f}")
+    print(f"AER={result['aer']:.4f} precision={result['precision']:.4f} recall={result['recall']:.4f}")
     return result
 
 

@@ -234,46 +234,65 @@ class SimAlignAligner(WordAligner):
             raise ValueError(f"--aligner_layer {self.layer}: {model} has layers 0..{n_layers}")
         self.max_length = min(max_length, getattr(self.tokenizer, "model_max_length", max_length) or max_length)
 
-    def _subword_vectors(self, sentences: Sequence[Sequence[str]]):
-        """Per sentence: (vectors of its subwords, the word index of each subword)."""
+    def _subword_vectors(self, sentences: Sequence[Sequence[str]], layers: Sequence[int] | None = None):
+        """Per sentence: ({layer: vectors of its subwords}, the word index of each subword)."""
         import torch
 
+        layers = [self.layer] if layers is None else list(layers)
         enc = self.tokenizer([list(s) for s in sentences], is_split_into_words=True, padding=True,
                              truncation=True, max_length=self.max_length, return_tensors="pt")
         with torch.no_grad():
             inputs = {k: v.to(self.device) for k, v in enc.items()}
-            hidden = self.model(**inputs, output_hidden_states=True).hidden_states[self.layer]
-        hidden = hidden.float().cpu().numpy()
+            states = self.model(**inputs, output_hidden_states=True).hidden_states
+        hidden = {layer: states[layer].float().cpu().numpy() for layer in layers}
         out = []
         for b in range(len(sentences)):
             word_ids = enc.word_ids(b)
             keep = [t for t, w in enumerate(word_ids) if w is not None]  # drop [CLS]/[SEP]/padding
-            out.append((hidden[b, keep], [word_ids[t] for t in keep]))
+            out.append(({layer: h[b, keep] for layer, h in hidden.items()}, [word_ids[t] for t in keep]))
         return out
 
-    def align(self, pairs: Sequence[WordPair]) -> list[Alignment]:
+    @staticmethod
+    def _match(src_vec, src_words, tgt_vec, tgt_words, method: str) -> Alignment:
         from simalign import SentenceAligner
 
+        if len(src_vec) == 0 or len(tgt_vec) == 0:
+            return Alignment()
+        sim = SentenceAligner.get_similarity(src_vec, tgt_vec)
+        if method == "argmax":
+            fwd, rev = SentenceAligner.get_alignment_matrix(sim)
+            matrix = fwd * rev
+        elif method == "itermax":
+            matrix = SentenceAligner.iter_max(sim)
+        else:
+            matrix = SentenceAligner.get_max_weight_match(sim)
+        # simalign's "bpe" mode: align subwords, a word pair is linked if any of its subwords are.
+        return Alignment((src_words[i], tgt_words[j]) for i, j in zip(*matrix.nonzero()))
+
+    def align(self, pairs: Sequence[WordPair]) -> list[Alignment]:
+        return self.align_layers(pairs, [self.layer], [self.method])[self.layer, self.method]
+
+    def align_layers(self, pairs: Sequence[WordPair], layers: Sequence[int],
+                     methods: Sequence[str]) -> dict[tuple[int, str], list[Alignment]]:
+        """Alignments for every (layer, method) from one forward pass: choosing a layer costs one
+        encoder run, not one per candidate."""
+        for layer in layers:
+            if not 0 <= layer <= self.model.config.num_hidden_layers:
+                raise ValueError(f"layer {layer}: the model has layers 0..{self.model.config.num_hidden_layers}")
+        for method in methods:
+            if method not in SIMALIGN_METHODS:
+                raise ValueError(f"unknown simalign method {method!r}: one of {', '.join(SIMALIGN_METHODS)}")
+        out = {(layer, method): [] for layer in layers for method in methods}
         if not pairs:
-            return []
-        vectors = self._subword_vectors([s for s, _ in pairs] + [t for _, t in pairs])
-        n, alignments = len(pairs), []
+            return out
+        vectors = self._subword_vectors([s for s, _ in pairs] + [t for _, t in pairs], layers)
+        n = len(pairs)
         for k in range(n):
             (src_vec, src_words), (tgt_vec, tgt_words) = vectors[k], vectors[n + k]
-            if len(src_vec) == 0 or len(tgt_vec) == 0:
-                alignments.append(Alignment())
-                continue
-            sim = SentenceAligner.get_similarity(src_vec, tgt_vec)
-            if self.method == "argmax":
-                fwd, rev = SentenceAligner.get_alignment_matrix(sim)
-                matrix = fwd * rev
-            elif self.method == "itermax":
-                matrix = SentenceAligner.iter_max(sim)
-            else:
-                matrix = SentenceAligner.get_max_weight_match(sim)
-            # simalign's "bpe" mode: align subwords, a word pair is linked if any of its subwords are.
-            alignments.append(Alignment((src_words[i], tgt_words[j]) for i, j in zip(*matrix.nonzero())))
-        return alignments
+            for layer in layers:
+                for method in methods:
+                    out[layer, method].append(self._match(src_vec[layer], src_words, tgt_vec[layer], tgt_words, method))
+        return out
 
 
 def make_aligner(name: str, **options) -> WordAligner:
