@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from corpora.name_folding import fold_words
+
 # Generous first guess of characters per word (long German/Finnish words, markup-free text);
 # the window doubles when it yields too few words, so this only affects speed.
 _CHARS_PER_WORD = 12
@@ -28,21 +30,51 @@ class Context:
     mention_page: int
     words: tuple[str, ...]
     anchor_words: tuple[str, ...]
-    answers: tuple[tuple[int, int], ...]  # inclusive word spans equal to anchor_words
+    answers: tuple[tuple[int, int], ...]  # inclusive word spans equal to anchor_words or the title, up to case
 
 
-def find_spans(words: Sequence[str], target: Sequence[str]) -> list[tuple[int, int]]:
-    """Every span of `words` identical to `target` (the paper's "all text spans identical")."""
-    n = len(target)
-    if n == 0:
+def find_spans(words: Sequence[str], target: Sequence[str], joins_with_space: bool = True) -> list[tuple[int, int]]:
+    """Every span of `words` equal to `target` up to case (the paper's "all text spans identical":
+    "Agriculture" opening a sentence is the anchor "agriculture"). Where words join without spaces
+    (zh, ja, th) the segmenter may cut the same characters differently in context, so spans are
+    compared by their characters: any run of whole words spelling the target is a span."""
+    goal = fold_words(target, False)
+    if not goal:
         return []
-    first = target[0]
-    target = tuple(target)
-    return [
-        (i, i + n - 1)
-        for i in range(len(words) - n + 1)
-        if words[i] == first and tuple(words[i : i + n]) == target
-    ]
+    folded = fold_words(words, False)
+    if joins_with_space:
+        n, first = len(goal), goal[0]
+        return [(i, i + n - 1) for i in range(len(folded) - n + 1) if folded[i] == first and folded[i : i + n] == goal]
+    goal_text = "".join(goal)
+    spans = []
+    for i in range(len(folded)):
+        if not goal_text.startswith(folded[i]) or not folded[i]:
+            continue
+        text = ""
+        for j in range(i, len(folded)):
+            text += folded[j]
+            if len(text) >= len(goal_text):
+                if text == goal_text:
+                    spans.append((i, j))
+                break
+    return spans
+
+
+def answer_spans(
+    words: Sequence[str], names: Sequence[Sequence[str]], joins_with_space: bool
+) -> tuple[tuple[int, int], ...]:
+    """Spans equal to any of `names` (the anchor text first, then the entity's title forms), without
+    overlaps: where two names overlap, the earlier-starting, then longer, span wins."""
+    candidates = sorted(
+        {span for name in names for span in find_spans(words, name, joins_with_space)},
+        key=lambda span: (span[0], -span[1]),
+    )
+    spans, last_end = [], -1
+    for start, end in candidates:
+        if start > last_end:
+            spans.append((start, end))
+            last_end = end
+    return tuple(spans)
 
 
 def _words_before(tokenizer, text: str, end: int, need: int) -> list[str]:
@@ -80,8 +112,13 @@ def build_context(
     context_id: str,
     entity: str,
     mention_page: int,
+    title_words: Sequence[Sequence[str]] = (),
 ) -> Context | None:
-    """A C-word context around one mention; None when the anchor alone is longer than C."""
+    """A C-word context around one mention; None when the anchor alone is longer than C.
+
+    Answers are every span equal to the anchor text up to case, and every span equal to the
+    entity's title (`title_words`, e.g. its words with and without a "(qualifier)"): where the
+    link said "the city", a later "Paris" in the context is a mention of the same entity too."""
     anchor_words = tokenizer.tokenize(text[anchor_start:anchor_end])
     if not anchor_words or len(anchor_words) > context_words:
         return None
@@ -94,7 +131,7 @@ def build_context(
     n_after = min(room - n_before, len(after))
     n_before = min(len(before), room - n_after)
     words = tuple(before[len(before) - n_before :]) + tuple(anchor_words) + tuple(after[:n_after])
-    answers = tuple(find_spans(words, anchor_words))
+    answers = answer_spans(words, [anchor_words, *title_words], tokenizer.joins_with_space)
     return Context(context_id, entity, mention_page, words, tuple(anchor_words), answers)
 
 
@@ -103,9 +140,12 @@ def lead_words(tokenizer, text: str, need: int) -> list[str]:
     return _words_after(tokenizer, text, 0, need)[:need]
 
 
-def contains_any(words: Sequence[str], forms: Sequence[Sequence[str]], joins_with_space: bool) -> bool:
-    """Whether a context holds any of the given word sequences (case-folded, whole words or chars)."""
-    folded = [w.casefold() for w in words]
+def contains_any(
+    words: Sequence[str], forms: Sequence[Sequence[str]], joins_with_space: bool, strip_accents: bool = False
+) -> bool:
+    """Whether a context holds any of the given word sequences (folded as the forms were: case, and
+    accents where `strip_accents`; whole words, or characters where words join without spaces)."""
+    folded = fold_words(words, strip_accents)
     if joins_with_space:
         text = " " + " ".join(folded) + " "
         return any(f" {' '.join(f)} " in text for f in forms if f)
@@ -121,6 +161,7 @@ def pick_unanswerable(
     count: int,
     order_key,
     joins_with_space: bool,
+    strip_accents: bool = False,
 ) -> list[Context]:
     """Up to `count` contexts of other entities that cannot answer this entity's query.
 
@@ -134,7 +175,7 @@ def pick_unanswerable(
             break
         if ctx.entity == entity or ctx.mention_page == definition_page:
             continue
-        if contains_any(ctx.words, forbidden, joins_with_space):
+        if contains_any(ctx.words, forbidden, joins_with_space, strip_accents):
             continue
         chosen.append(ctx)
     return chosen

@@ -51,7 +51,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from html.entities import html5
 
+from corpora.languages import WIKIPEDIA_LANGUAGES, WikiLanguage, wiki_language
 from corpora.titles import normalise_title, strip_qualifier
+from corpora.wiki_templates import render as render_template
 
 __all__ = ["Anchor", "ParsedPage", "parse_wikitext", "WIKIPEDIA_LANGUAGES"]
 
@@ -73,125 +75,6 @@ class ParsedPage:
 
 # ───────────────────────────── tables ─────────────────────────────
 
-# Wikipedia language codes (and the old aliases still in the interwiki map): "[[fr:Paris]]" is an
-# interlanguage link, dropped; "[[:fr:Paris]]" is an inline link to another wiki, text kept.
-WIKIPEDIA_LANGUAGES = frozenset(
-    """
-    aa ab ace ady af ak als alt am ami an ang anp ar arc ary arz as ast atj av avk awa ay az azb ba ban
-    bar bat-smg bbc bcl bdr be be-tarask be-x-old bew bg bh bi bjn blk bm bn bo bpy br bs btm bug bxr
-    ca cbk-zam cdo ce ceb ch cho chr chy ckb co cr crh cs csb cu cv cy da dag de dga din diq dsb dtp
-    dty dv dz ee el eml en eo es et eu ext fa fat ff fi fiu-vro fj fo fon fr frp frr fur fy ga gag gan
-    gcr gd gl glk gn gom gor got gpe gsw gu guc gur guw gv ha hak haw he hi hif ho hr hsb ht hu hy hyw
-    hz ia iba id ie ig igl ii ik ilo inh io is it iu ja jam jbo jv ka kaa kab kbd kbp kcg kg kge ki kj
-    kk kl km kn knc ko koi kr krc ks ksh ku kus kv kw ky la lad lb lbe lez lfn lg li lij lld lmo ln lo
-    lrc lt ltg lv lzh mad mai map-bms mdf mg mh mhr mi min mk ml mn mni mnw mo mos mr mrj ms mt mus mwl
-    my myv mzn na nah nan nap nb nds nds-nl ne new ng nia nl nn no nov nqo nr nrm nso nup nv ny oc olo
-    om or os pa pag pam pap pcd pcm pdc pfl pi pih pl pms pnb pnt ps pt pwn qu rki rm rmy rn ro roa-rup
-    roa-tara rsk ru rue rup rw sa sah sat sc scn sco sd se sg sgs sh shi shn si simple sk skr sl sm smn
-    sn so sq sr srn ss st stq su sv sw syl szl szy ta tay tcy tdd te tet tg th ti tig tk tl tly tn to
-    tpi tr trv ts tt tum tw ty tyv udm ug uk ur uz ve vec vep vi vls vo vro wa war wo wuu xal xh xmf yi
-    yo yue za zea zgh zh zh-classical zh-min-nan zh-yue zu
-    """.split()
-)
-
-# Namespace names per wiki: the English canonical names work on every wiki, plus the local ones and
-# their common aliases. Keys are lower-case with single spaces (see _prefix_key).
-_CANONICAL_FILE = ("file", "image")
-_CANONICAL_CATEGORY = ("category",)
-_CANONICAL_OTHER = (
-    "talk", "user", "user talk", "wikipedia", "wikipedia talk", "project", "project talk", "wp", "wt",
-    "file talk", "image talk", "mediawiki", "mediawiki talk", "template", "template talk", "help",
-    "help talk", "category talk", "portal", "portal talk", "draft", "draft talk", "timedtext",
-    "timedtext talk", "module", "module talk", "special", "media", "book", "book talk",
-    "education program", "gadget", "gadget definition", "topic", "mos", "h", "t", "event",
-)
-# Sister projects and the common external interwikis: text kept, no anchor.
-_INTERWIKI = (
-    "wikt", "wiktionary", "w", "commons", "c", "meta", "m", "metawikimedia", "s", "wikisource", "q",
-    "wikiquote", "b", "wikibooks", "n", "wikinews", "v", "wikiversity", "voy", "wikivoyage", "species",
-    "wikispecies", "mw", "mediawikiwiki", "d", "wikidata", "f", "wikifunctions", "foundation", "wmf",
-    "outreach", "incubator", "phab", "phabricator", "wikitech", "translatewiki", "doi", "google",
-    "iarchive", "imdbname", "imdbtitle", "rfc", "oeis", "arxiv", "gutenberg", "wikia", "wikiwikiweb",
-)
-_LOCAL_FILE = {
-    "zh": ("文件", "檔案", "档案", "图像", "圖像", "媒体文件"),
-    "ja": ("ファイル", "画像"),
-    "th": ("ไฟล์", "ภาพ"),
-    "ar": ("ملف", "صورة"),
-    "hi": ("चित्र", "फ़ाइल", "फाइल"),
-    "fr": ("fichier", "image"),
-    "de": ("datei", "bild"),
-    "es": ("archivo", "imagen"),
-    "ru": ("файл", "изображение"),
-}
-_LOCAL_CATEGORY = {
-    "zh": ("分类", "分類"),
-    "ja": ("カテゴリ",),
-    "th": ("หมวดหมู่",),
-    "ar": ("تصنيف",),
-    "hi": ("श्रेणी",),
-    "fr": ("catégorie",),
-    "de": ("kategorie",),
-    "es": ("categoría",),
-    "ru": ("категория",),
-}
-_LOCAL_OTHER = {
-    "zh": ("维基百科", "維基百科", "帮助", "幫助", "模板", "样板", "樣板", "用户", "用戶", "使用者",
-           "讨论", "討論", "主题", "主題", "草稿", "特殊", "媒体", "媒體", "模块", "模組", "消歧义"),
-    "ja": ("利用者", "ノート", "プロジェクト", "ヘルプ", "テンプレート", "ポータル", "特別", "メディア",
-           "モジュール", "利用者‐会話", "ウィキペディア"),
-    "th": ("ผู้ใช้", "คุยกับผู้ใช้", "พูดคุย", "วิกิพีเดีย", "วิธีใช้", "แม่แบบ", "สถานีย่อย", "พิเศษ",
-           "สื่อ", "มอดูล", "ฉบับร่าง"),
-    "ar": ("مستخدم", "مستخدمة", "نقاش", "ويكيبيديا", "مساعدة", "قالب", "بوابة", "خاص", "ميديا", "وحدة",
-           "ميدياويكي", "ملحق", "مسودة"),
-    "hi": ("सदस्य", "वार्ता", "विकिपीडिया", "सहायता", "साँचा", "सांचा", "प्रवेशद्वार", "विशेष", "मीडिया",
-           "मॉड्यूल"),
-    "fr": ("utilisateur", "utilisatrice", "discussion", "wikipédia", "aide", "modèle", "portail",
-           "spécial", "projet", "média", "module", "référence", "sujet"),
-    "de": ("benutzer", "benutzerin", "diskussion", "hilfe", "vorlage", "spezial", "medium", "modul"),
-    "es": ("usuario", "usuaria", "discusión", "ayuda", "plantilla", "especial", "anexo",
-           "wikiproyecto", "medio", "módulo"),
-    "ru": ("участник", "участница", "обсуждение", "википедия", "справка", "шаблон", "портал",
-           "служебная", "проект", "медиа", "модуль", "арбитраж", "инкубатор"),
-}
-
-# MediaWiki's $linkTrail (languages/messages/Messages*.php): letters glued after "]]" join the link.
-# Chinese has none; Thai and Japanese keep the default, since their own letters run on unspaced.
-_DEFAULT_LINKTRAIL = "[a-z]+"
-_LINKTRAILS = {
-    "zh": None,
-    "fr": "[a-zàâçéèêîôûäëïöüùÇÉÂÊÎÔÛÄËÏÖÜÀÈÙ]+",
-    "de": "[a-zäöüß]+",
-    "es": "[a-záéíñóúü]+",
-    "ru": "[a-zабвгдеёжзийклмнопрстуфхцчшщъыьэюя]+",
-    "ar": "[a-zء-ي]+",
-    "hi": "[a-z\u0900-\u0963\u0966-\u097f\ua8e0-\ua8ff]+",
-}
-
-# Disambiguation templates. Names are compared lower-case with "_" as space; a name is a
-# disambiguation template if it is in _DAB_NAMES or ends with one of _DAB_SUFFIXES (en has dozens of
-# "X disambiguation" variants). Set index articles ({{set index article}}, {{surname}}, ...) are
-# lists of things sharing a name, not disambiguation pages, and are deliberately absent.
-_DAB_NAMES = frozenset(
-    """
-    disambiguation|disambig|dab|disamb|dis|hndis|geodis|disambig-cleanup|disambiguation cleanup|
-    dab cleanup|hndisambig|numberdis|schooldis|roaddis|hospitaldis|mil-unit-dis|
-    letter-numbercombdisambig|letter-number combination disambiguation|
-    消歧义|消歧義|消除歧义|消除歧義|消歧义页|消歧義頁|地名消歧义|地名消歧義|人名消歧义|人名消歧義|
-    aimai|曖昧さ回避|人名の曖昧さ回避|地名の曖昧さ回避|
-    แก้ความกำกวม|แก้กำกวม|
-    توضيح|صفحة توضيح|
-    बहुविकल्पी|बहुविकल्पी शब्द|
-    homonymie|
-    begriffsklärung|
-    desambiguación|desambiguacion|desambig|des|
-    неоднозначность|многозначность|неоднозначность/геоназвания
-    """.replace("\n", "").split("|")
-)
-_DAB_NAMES = frozenset(name.strip() for name in _DAB_NAMES if name.strip())
-_DAB_SUFFIXES = ("disambiguation", "曖昧さ回避", "homonymie")
-_DAB_MAGIC_WORDS = ("__DISAMBIG__", "__消歧义__", "__消歧義__", "__曖昧さ回避__")
-
 # Extension tags whose content is not text: removed with it, and opaque to template/link matching
 # (MediaWiki's preprocessor skips them whole). "nowiki" is opaque but its content is kept.
 _OPAQUE_TAGS = (
@@ -205,14 +88,6 @@ _INLINE_TAGS = (
     "abbr|bdi|bdo|big|b|cite|code|data|del|dfn|em|font|ins|i|kbd|mark|q|rb|rp|rtc|rt|ruby|samp|small|"
     "span|strike|strong|sub|sup|s|time|tt|u|var|wbr|poem|noinclude|onlyinclude|translate|tvar|"
     "languages|nowiki"
-)
-
-# Behaviour switches: English ones are all-caps words; the local ones of our languages by name.
-_MAGIC_WORD_RE = re.compile(
-    r"__(?:[A-Z]+(?:_[A-Z]+)*|目次|目次非表示|目次強制|見出し編集なし|目录|無目錄|无目录|不转换标题|不轉換標題|"
-    r"不转换内容|不轉換內容|消歧义|消歧義|曖昧さ回避|НЕТ_ОГЛАВЛЕНИЯ|БЕЗ_ОГЛАВЛЕНИЯ|ОГЛАВЛЕНИЕ|"
-    r"ОБЯЗАТЕЛЬНОЕ_ОГЛАВЛЕНИЕ|AUCUNSOMMAIRE|SOMMAIRE|FORCERSOMMAIRE|INHALTSVERZEICHNIS|"
-    r"KEIN_INHALTSVERZEICHNIS|INHALTSVERZEICHNIS_ERZWINGEN|TDC|SIN_TDC|NOTDC|FORZAR_TDC)__"
 )
 
 # ───────────────────────────── markers ─────────────────────────────
@@ -231,26 +106,30 @@ _NOWIKI_RESTORE = {0xF0000 + ord(c): ord(c) for c in _NOWIKI_CHARS}
 # ───────────────────────────── the parser ─────────────────────────────
 
 
-def parse_wikitext(wikitext: str, lang: str) -> ParsedPage:
-    """Parse one page's wikitext. Never raises on malformed markup; linear-ish in the page size."""
+def parse_wikitext(wikitext: str, lang: str | WikiLanguage) -> ParsedPage:
+    """Parse one page's wikitext. Never raises on malformed markup; linear-ish in the page size.
+
+    `lang` is a language code (its table profile) or a `WikiLanguage` that also holds the dump's
+    <siteinfo> namespaces (what the job passes)."""
+    language = lang if isinstance(lang, WikiLanguage) else wiki_language(lang)
     # The leading "\n" lets every line-start pattern be a "\n..." search, which `re` runs much faster
     # than a MULTILINE "^" (it can skip ahead to the literal); the final strip drops it again.
     text = "\n" + _without_marker_characters(wikitext)
     text, had_nowiki = _drop_comments_and_extension_tags(text)
-    is_disambiguation = _has_disambiguation_template(text)
+    is_disambiguation = _has_disambiguation_template(text, language)
     text = _drop_templates_and_tables(text)
-    if "-{" in text and lang in _CONVERTER_LANGS:
+    if "-{" in text and language.code in _CONVERTER_LANGS:
         text = _LANGUAGE_CONVERSION_RE.sub(_language_conversion, text)
-    text, targets = _render_internal_links(text, lang)
+    text, targets = _render_internal_links(text, language)
     if "[" in text:
         text = _EXTERNAL_LINK_RE.sub(_external_link_label, text)
     if "<" in text:
         text = _HTML_TAG_RE.sub(_html_tag_replacement, text)
-    text = _render_lines(text)
+    text = _render_lines(text, language)
     text = _render_quotes(text)
     if "&" in text:
         text = _ENTITY_RE.sub(_decode_entity, text)
-    text = _tidy(text)
+    text = _tidy(text, language)
     return _extract_markers(text, targets, is_disambiguation, had_nowiki)
 
 
@@ -372,19 +251,12 @@ def _iter_opaque(text: str):
 _TEMPLATE_NAME_RE = re.compile(r"\{\{\s*([^{}|\n<>\[\]]{1,120}?)\s*(?:\||\}\})")
 
 
-def _is_disambiguation_name(name: str) -> bool:
-    key = " ".join(name.replace("_", " ").lower().split())
-    if key.startswith("template:"):
-        key = key[9:].lstrip()
-    return key in _DAB_NAMES or key.endswith(_DAB_SUFFIXES)
-
-
-def _has_disambiguation_template(text: str) -> bool:
-    if "__" in text and any(word in text for word in _DAB_MAGIC_WORDS):
+def _has_disambiguation_template(text: str, language: WikiLanguage) -> bool:
+    if language.has_disambiguation_switch(text):
         return True
     if "{{" not in text:
         return False
-    return any(_is_disambiguation_name(m.group(1)) for m in _TEMPLATE_NAME_RE.finditer(text))
+    return any(language.is_disambiguation_template(m.group(1)) for m in _TEMPLATE_NAME_RE.finditer(text))
 
 
 # ── 3. templates and tables ──
@@ -450,7 +322,9 @@ def _template_and_table_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _cut_spans(text: str, spans: list[tuple[int, int]]) -> str:
+def _cut_spans(text: str, spans: list[tuple[int, int]], depth: int = 0) -> str:
+    """Delete the spans, except the outermost templates that carry text of the sentence
+    (corpora/wiki_templates.py), which are replaced by that text."""
     spans.sort()
     pieces: list[str] = []
     pos = 0
@@ -459,9 +333,30 @@ def _cut_spans(text: str, spans: list[tuple[int, int]]) -> str:
             continue
         if start > pos:
             _append_after_cut(pieces, text[pos:start])
+        shown = None
+        if text.startswith("{{", start) and text[start + 2 : start + 3] != "{" and text.endswith("}}", 0, end):
+            shown = render_template(text[start + 2 : end - 2], _nested_renderer(depth))
+        if shown:
+            pieces.append(shown)
+        elif (
+            pieces and end < len(text) and text[end].isdigit() and pieces[-1][-1:].isdigit()
+        ):
+            pieces.append(" ")  # "1775{{x}}1783": two numbers, never one
         pos = end
     _append_after_cut(pieces, text[pos:])
     return "".join(pieces)
+
+
+def _nested_renderer(depth: int):
+    """Arguments holding templates of their own ({{nowrap|5{{ndash}}6}}); real calls nest a level or
+    two, deeper ones are dropped, which keeps the work bounded."""
+    def render_argument(argument: str) -> str:
+        if depth >= 3:
+            return ""
+        spans = _template_and_table_spans(argument)
+        return _cut_spans(argument, spans, depth + 1) if spans else argument
+
+    return render_argument
 
 
 # ── language conversion (zh and the other wikis with script variants) ──
@@ -516,36 +411,17 @@ def _prefix_key(prefix: str) -> str:
     return key
 
 
-@lru_cache(maxsize=None)
-def _prefix_kinds(lang: str) -> dict[str, str]:
-    """Lower-case namespace/interwiki prefix -> "file" | "category" | "lang" | "self" | "other"."""
-    kinds = dict.fromkeys(_INTERWIKI, "other")
-    kinds.update(dict.fromkeys(WIKIPEDIA_LANGUAGES, "lang"))
-    kinds.update(dict.fromkeys(_CANONICAL_OTHER + _LOCAL_OTHER.get(lang, ()), "other"))
-    kinds.update(dict.fromkeys(_CANONICAL_CATEGORY + _LOCAL_CATEGORY.get(lang, ()), "category"))
-    kinds.update(dict.fromkeys(_CANONICAL_FILE + _LOCAL_FILE.get(lang, ()), "file"))
-    if lang in WIKIPEDIA_LANGUAGES:
-        kinds[lang] = "self"  # "[[en:Foo]]" on en is a plain link to Foo
-    return kinds
-
-
-@lru_cache(maxsize=None)
-def _linktrail_re(lang: str):
-    trail = _LINKTRAILS.get(lang, _DEFAULT_LINKTRAIL)
-    return re.compile(trail) if trail else None
-
-
-def _render_internal_links(text: str, lang: str) -> tuple[str, list[str]]:
+def _render_internal_links(text: str, language: WikiLanguage) -> tuple[str, list[str]]:
     """Render [[links]]; article links become \\x01<index>\\x1f text \\x02 with targets[index]."""
     targets: list[str] = []
     if "[[" not in text:
         return (text.replace("]]", "") if "]]" in text else text), targets
     out: list[str] = []
-    _render_links_into(text, out, targets, (_prefix_kinds(lang), _linktrail_re(lang)))
+    _render_links_into(text, out, targets, language)
     return "".join(out), targets
 
 
-def _render_links_into(text: str, out: list[str], targets: list[str], context, depth: int = 0) -> None:
+def _render_links_into(text: str, out: list[str], targets: list[str], language, depth: int = 0) -> None:
     """Append `text` to `out` with its links rendered. Brackets are paired with a stack, so a file's
     caption may hold links; an unpaired "[[" or "]]" is dropped alone (no "[[" survives)."""
     parts = _LINK_SPLIT_RE.split(text)  # text, token, text, token, ..., text
@@ -574,7 +450,7 @@ def _render_links_into(text: str, out: list[str], targets: list[str], context, d
             else:
                 following = "]" + following
         emitted = len(out)
-        used = _render_link(body, nested, following, out, targets, context, depth)
+        used = _render_link(body, nested, following, out, targets, language, depth)
         if len(out) == emitted:  # the link vanished (file, category, ...): repair the cut
             _append_after_cut(out, following[used:])
         else:
@@ -582,12 +458,12 @@ def _render_links_into(text: str, out: list[str], targets: list[str], context, d
         k = close + 2
 
 
-def _render_link(body: str, nested: bool, following: str, out: list[str], targets: list[str], context, depth: int) -> int:
+def _render_link(body: str, nested: bool, following: str, out: list[str], targets: list[str], language, depth: int) -> int:
     """Render one link to `out`; return how many characters of `following` its link trail took."""
-    kinds, trail_re = context
+    kinds, trail_re = language.prefix_kinds, language.linktrail_re
     target, bar, label = body.partition("|")
     if _INVALID_TARGET_RE.search(target):  # not a link: its text, without brackets
-        _render_nested(body, nested, out, targets, context, depth)
+        _render_nested(body, nested, out, targets, language, depth)
         return 0
     written = target.strip()
     escaped = written.startswith(":")  # "[[:Category:X]]" links to the page instead of tagging
@@ -601,9 +477,11 @@ def _render_link(body: str, nested: bool, following: str, out: list[str], target
             kind = None
         elif kind in ("file", "category", "lang") and not escaped:
             return 0  # dropped whole, caption and nested links included
+        elif kind is None and _looks_like_media(title, label, language):
+            return 0  # a file under a namespace name neither siteinfo nor the table knows
     if nested:
         # A link inside a link's text is not valid MediaWiki; keep the text and the inner links.
-        _render_nested(label if bar else title, True, out, targets, context, depth)
+        _render_nested(label if bar else title, True, out, targets, language, depth)
         return 0
     used = 0
     trail = ""
@@ -639,15 +517,29 @@ def _render_link(body: str, nested: bool, following: str, out: list[str], target
     return used
 
 
-def _render_nested(text: str, nested: bool, out: list[str], targets: list[str], context, depth: int) -> None:
+def _render_nested(text: str, nested: bool, out: list[str], targets: list[str], language, depth: int) -> None:
     """Text holding links that is not itself a link. Real pages nest a level or two at most; deeper
     (junk) is flattened to its text without anchors, which keeps the work linear and the stack small."""
     if not nested:
         out.append(text)
     elif depth < 2:
-        _render_links_into(text, out, targets, context, depth + 1)
+        _render_links_into(text, out, targets, language, depth + 1)
     else:
         out.append(_LINK_SPLIT_RE.sub("", text))
+
+
+_MEDIA_EXTENSION_RE = re.compile(
+    r"\.(?:jpe?g|png|gif|svg|tiff?|webp|xcf|bmp|ogg|oga|ogv|webm|mp3|mp4|wav|flac|mid|midi|pdf|djvu|stl)\s*$", re.IGNORECASE
+)
+
+
+def _looks_like_media(title: str, label: str, language: WikiLanguage) -> bool:
+    """"[[Xyz:Flag.svg|thumb|...]]" on a wiki whose File namespace is spelt "Xyz": a prefixed title
+    naming a media file, or one whose first option is an image option, is a file, never an article."""
+    if _MEDIA_EXTENSION_RE.search(title):
+        return True
+    first_option = label.split("|", 1)[0]
+    return "|" in label and language.is_image_option(first_option)
 
 
 def _single_line(shown: str) -> str:
@@ -709,13 +601,13 @@ def _heading_line(match: re.Match) -> str:
     return "\n%s%d%s" % (_HEADING, len(match.group(1)), match.group(2))
 
 
-def _render_lines(text: str) -> str:
+def _render_lines(text: str, language: WikiLanguage) -> str:
     """Headings -> "\\x07<level>text"; list markers, horizontal rules and behaviour switches dropped."""
     if "\n=" in text:
         text = _HEADING_RE.sub(_heading_line, text)
     text = _LIST_MARKER_RE.sub("\n", text)
     if "__" in text:
-        text = _MAGIC_WORD_RE.sub("", text)
+        text = language.behaviour_switch_re.sub("", text)
     return text
 
 
@@ -839,37 +731,79 @@ _WORD_RE = re.compile(r"\w")
 _EMPTY_MARKUP_RE = re.compile("\x01[0-9]+\x1f\x02|\x04\x05|\x06\x06")
 
 
-def _tidy(text: str) -> str:
-    """Collapse spaces, strip lines, drop empty lines and empty sections."""
+# What dropped templates leave inside brackets and between separators: "( )", "(; ;)", "(, born",
+# "Greek: , Apollōn". Marker characters are never matched, so no anchor is touched.
+_EMPTY_BRACKETS_RE = re.compile(r"\s?[(\[（［]\s*(?:[;,:.、，；：/–—-]\s*)*[)\]）］]")
+_LEADING_SEPARATOR_RE = re.compile(r"([(（])\s*(?:[;,、，；]\s*)+")
+_TRAILING_SEPARATOR_RE = re.compile(r"(?:\s*[;,、，；])+\s*([)）])")
+_DOUBLED_SEPARATOR_RE = re.compile(r"([,;:，；：、])(?:\s*[,;，；、])+")
+_SPACE_BEFORE_PUNCTUATION_RE = re.compile(r" +([,;.:)])(?=\s|$)")
+
+
+def _tidy(text: str, language: WikiLanguage) -> str:
+    """Collapse spaces, strip lines, drop empty lines, headings and tail sections, repair residue."""
     if "\x1f\x02" in text or "\x04\x05" in text or "\x06\x06" in text:
         text = _EMPTY_MARKUP_RE.sub("", text)
     if "\t" in text:
         text = text.replace("\t", " ")
     if "  " in text:
         text = _SPACES_RE.sub(" ", text)
+    if "(" in text or "[" in text or "（" in text:
+        text = _repair_brackets(text)
+    if ", ," in text or ",," in text or ": ," in text or "; ;" in text or ";;" in text or "，，" in text or "、、" in text:
+        text = _DOUBLED_SEPARATOR_RE.sub(r"\1", text)
     # A line without a letter or digit is what removed markup left ("." after "* {{DMOZ|..}}.");
     # such lines are short, so only short lines pay for the regex.
     lines = [line for line in (line.strip(" ") for line in text.split("\n")) if len(line) > 8 or _WORD_RE.search(line)]
+    if "|" in text:
+        lines = [line for line in lines if not _is_pipe_separated(line)]
     if _HEADING in text:
-        _drop_empty_sections(lines)
+        lines = _without_headings(lines, language)
     return "\n".join(line for line in lines if line)
 
 
-def _drop_empty_sections(lines: list[str]) -> None:
-    """Blank out headings with no text under them before the next heading of the same or a higher
-    level ("References" whose content was all templates), and strip the markers of the others."""
-    content_below = [False] * 8  # by level: text seen (walking up) since a heading of that level or higher
-    for i in range(len(lines) - 1, -1, -1):
-        line = lines[i]
+def _is_pipe_separated(line: str) -> bool:
+    """A line of items between pipes is a navigation bar ("[[4 March]] | 5 March | [[6 March]]") or
+    table residue, not prose. A single pipe may be text MediaWiki shows ("[[<bad>|x]]"): kept."""
+    return line.count("|") >= 2
+
+
+def _repair_brackets(text: str) -> str:
+    for _ in range(3):  # "((; ))": each pass removes one level
+        repaired = _EMPTY_BRACKETS_RE.sub("", text)
+        if repaired == text:
+            break
+        text = repaired
+    text = _LEADING_SEPARATOR_RE.sub(r"\1", text)
+    text = _TRAILING_SEPARATOR_RE.sub(r"\1", text)
+    if " ," in text or " ;" in text or " )" in text or " ." in text or " :" in text:
+        text = _SPACE_BEFORE_PUNCTUATION_RE.sub(r"\1", text)
+    return text
+
+
+_MARKER_STRIP = dict.fromkeys(map(ord, _MARKER_CHARS))
+
+
+def _without_headings(lines: list[str], language: WikiLanguage) -> list[str]:
+    """Headings are not prose: their lines go, so that no context reads "history. Origin of the term
+    The noun". Tail sections (See also, References, External links …, localised) go with everything
+    under them, up to the next heading of the same or a higher level that is not a tail section."""
+    kept = []
+    dropping_below = 0  # level of the tail section being dropped; 0 when none
+    for line in lines:
         if line[0] != _HEADING:
-            if not content_below[6]:
-                content_below = [True] * 8
+            if not dropping_below:
+                kept.append(line)
             continue
         level = int(line[1]) if line[1:2].isdigit() else 1
-        heading = line[2:].strip(" ")
-        lines[i] = heading if content_below[level] else ""
-        for deeper in range(level, 8):
-            content_below[deeper] = False
+        if dropping_below and level > dropping_below:
+            continue
+        title = _EXTRACT_INDEX_RE.sub("", line[2:]).translate(_MARKER_STRIP)
+        dropping_below = level if language.is_tail_section(title) else 0
+    return kept
+
+
+_EXTRACT_INDEX_RE = re.compile("\x01[0-9]+\x1f")
 
 
 # ── 6. markers -> offsets ──

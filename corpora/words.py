@@ -252,15 +252,47 @@ assert set(_BUILDERS) == set(SUPPORTED_LANGS)
 
 
 def _check_lang(lang: str) -> None:
-    if lang not in SUPPORTED_LANGS:
-        raise ValueError(f"unknown language {lang!r}: supported are {', '.join(SUPPORTED_LANGS)}")
+    from corpora.languages import WIKIPEDIA_LANGUAGES
+
+    if lang not in SUPPORTED_LANGS and lang not in WIKIPEDIA_LANGUAGES:
+        raise ValueError(f"unknown language {lang!r}: a Wikipedia language code (e.g. {', '.join(SUPPORTED_LANGS[:6])}, ...)")
+
+
+def _spacy_has(lang: str) -> bool:
+    from spacy.util import get_lang_class
+
+    try:
+        get_lang_class(lang)
+    except ImportError:
+        return False
+    return True
+
+
+def _build_generic(lang: str) -> WordTokenizer:
+    """Outside the paper's 24 the paper's rule still applies: spaCy's rule-based tokenizer where
+    spaCy has the language (ca, da, uk, ...), Sacremoses otherwise. Scripts written without spaces
+    that spaCy lacks (my, km, lo, bo) get Sacremoses words, which are whole phrases there: such
+    wikis run, but their spans are coarse (documented in docs/tokenisers.md)."""
+    from corpora.languages import UNSPACED
+
+    if _spacy_has(lang):
+        import spacy
+
+        return _SpacyTokenizer(lang, lang not in UNSPACED, spacy.blank(lang).tokenizer)
+    from sacremoses import MosesTokenizer
+
+    moses = MosesTokenizer(lang=lang)
+    return _FunctionTokenizer(
+        lang, lang not in UNSPACED, lambda text: moses.tokenize(text, escape=False, aggressive_dash_splits=False)
+    )
 
 
 @functools.lru_cache(maxsize=None)
 def get_tokenizer(lang: str) -> WordTokenizer:
     """The word tokenizer for lang, built on first use and shared for the rest of the process."""
     _check_lang(lang)
-    return _BUILDERS[lang]()
+    builder = _BUILDERS.get(lang)
+    return builder() if builder else _build_generic(lang)
 
 
 # Swahili has no spaCy language. A small hand-written list of its most frequent function words:
@@ -289,6 +321,8 @@ def stop_words(lang: str) -> frozenset[str]:
     _check_lang(lang)
     if lang == "sw":
         return _SW_STOP_WORDS
+    if lang not in SUPPORTED_LANGS and not _spacy_has(lang):
+        return frozenset()
     from spacy.util import get_lang_class
 
     words = (w.lower() for w in get_lang_class(lang).Defaults.stop_words)

@@ -19,7 +19,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from corpora.schemas import MRC_SCHEMA
 from corpora.seeding import stable_hash
-from corpora.words import SUPPORTED_LANGS
+from corpora.languages import WIKIPEDIA_LANGUAGES
 from pipelines import common
 from pipelines.wiki_mrc_transforms import (
     AssembleExamplesFn,
@@ -28,6 +28,7 @@ from pipelines.wiki_mrc_transforms import (
     PairUnanswerableFn,
     ParsePagesFn,
     ReadDumps,
+    language_profiles,
     ResolveLinksFn,
     SelectMentionsFn,
     StoredText,
@@ -81,7 +82,7 @@ def plan(opts) -> tuple[list[DumpSpec], str]:
         if getattr(opts, name) < 1:
             raise common.UsageError(f"--{name} must be at least 1, got {getattr(opts, name)}")
     if opts.dump:
-        by_lang = common.parse_lang_paths(opts.dump, "--dump", SUPPORTED_LANGS)
+        by_lang = common.parse_lang_paths(opts.dump, "--dump", WIKIPEDIA_LANGUAGES)
     else:
         sample_dir = resources.files("corpora") / "samples" / "wiki"
         by_lang = {lang: [str(sample_dir / name)] for lang, name in SAMPLE_DUMPS.items()}
@@ -96,13 +97,13 @@ def plan(opts) -> tuple[list[DumpSpec], str]:
 class BuildMrcExamples(beam.PTransform):
     """Pages -> (example rows, entity bundles, stats, dead letters); bundles feed the test split."""
 
-    def __init__(self, opts):
+    def __init__(self, opts, languages):
         super().__init__()
-        self.opts = opts
+        self.opts, self.languages = opts, languages
 
     def expand(self, pages):
         o = self.opts
-        parsed = pages | "ParsePages" >> beam.ParDo(ParsePagesFn()).with_outputs(
+        parsed = pages | "ParsePages" >> beam.ParDo(ParsePagesFn(self.languages)).with_outputs(
             "redirects", STATS, DEAD_LETTER, main="articles"
         )
         articles = parsed.articles
@@ -128,7 +129,7 @@ class BuildMrcExamples(beam.PTransform):
             {"article": texts, "entity": selected.entities, "selected": selected.mentions}
             | "JoinArticlesWithRequests" >> beam.CoGroupByKey()
             | "BuildQueriesAndContexts" >> beam.ParDo(
-                BuildQueriesAndContextsFn(o.seed, o.query_words, o.context_words)
+                BuildQueriesAndContextsFn(o.seed, o.query_words, o.context_words, self.languages)
             ).with_outputs("contexts", STATS, DEAD_LETTER, main="queries")
         )
         assembled = (
@@ -160,7 +161,8 @@ def build(p: beam.Pipeline, opts, specs: list[DumpSpec]) -> None:
     """The whole job on pipeline `p`: read, build examples, write data, stats and dead letters."""
     out = opts.output
     read = p | "ReadDumps" >> ReadDumps(specs, opts.streams_per_range, opts.max_page_bytes)
-    rows, bundles, stats, dead = read["pages"] | "BuildMrcExamples" >> BuildMrcExamples(opts)
+    languages = language_profiles(specs)
+    rows, bundles, stats, dead = read["pages"] | "BuildMrcExamples" >> BuildMrcExamples(opts, languages)
     splits = {"train": rows}
     if opts.test_entities > 0:
         test_entities = (

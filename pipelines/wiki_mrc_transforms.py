@@ -24,10 +24,12 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from corpora import dumps, multistream
-from corpora.entity_masking import collect_surface_forms, leaked_forms, mask_query
+from corpora.languages import WikiLanguage, wiki_language
+from corpora.entity_masking import collect_surface_forms, masked_query_and_leaks
 from corpora.mrc_examples import build_context, lead_words, pick_unanswerable
+from corpora.name_folding import fold_words
 from corpora.seeding import keyed_rng, stable_hash
-from corpora.titles import normalise_title
+from corpora.titles import normalise_title, strip_qualifier
 from corpora.wikitext import parse_wikitext
 from corpora.words import get_tokenizer, is_word_like, stop_words
 from pipelines.common import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
@@ -45,6 +47,11 @@ class Article(NamedTuple):
     is_disambiguation: bool
 
 
+# The query reads at most Q words (plus a name's length) of the lead; links further on never matter
+# to it. 8 KB of text is well over 50 words in every script.
+_LEAD_CHARS = 8192
+
+
 class StoredText(NamedTuple):
     """What the text join needs of an article; the text zlib-compressed (~3x smaller), because
     every article crosses that shuffle while only definition and mention pages are read back."""
@@ -53,10 +60,12 @@ class StoredText(NamedTuple):
     title: str
     compressed_text: bytes
     bold_names: tuple
+    lead_anchors: tuple = ()  # ((start, end), ...) of the links in the first _LEAD_CHARS characters
 
     @classmethod
     def of(cls, article: Article) -> "StoredText":
-        return cls(article.page_id, article.title, zlib.compress(article.text.encode("utf-8"), 1), article.bold_names)
+        lead = tuple((s, e) for s, e, _ in article.anchors if s < _LEAD_CHARS)
+        return cls(article.page_id, article.title, zlib.compress(article.text.encode("utf-8"), 1), article.bold_names, lead)
 
     @property
     def text(self) -> str:
@@ -136,6 +145,27 @@ def plan_reads(spec: DumpSpec, streams_per_range: int):
     yield spec.lang, spec.path, None, None
 
 
+def language_profiles(specs: list[DumpSpec]) -> dict[str, WikiLanguage]:
+    """Each language's profile with the namespace names its dumps' <siteinfo> declare (read before
+    the pipeline starts: a few KB at the head of each file). A dump without a readable siteinfo
+    (a WikiExtractor-era excerpt, a damaged head) keeps the table's names, and the job says so."""
+    profiles: dict[str, WikiLanguage] = {}
+    for spec in specs:
+        profile = profiles.get(spec.lang) or wiki_language(spec.lang)
+        try:
+            with FileSystems.open(spec.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+                info = dumps.read_siteinfo_from_file(f, dumps.compression_for(spec.path))
+        except (OSError, ValueError) as error:
+            info = None
+            logging.warning("%s: cannot read <siteinfo> (%s)", spec.path, error)
+        if info is None or not info.namespaces:
+            logging.warning("%s: no <siteinfo> namespaces; using the table's names for %s", spec.path, spec.lang)
+        else:
+            profile = profile.with_siteinfo(info.namespaces)
+        profiles[spec.lang] = profile
+    return profiles
+
+
 class ReadPagesFn(TallyingDoFn):
     """Pages of one file or byte range, with a progress line every `progress_every` pages."""
 
@@ -190,6 +220,9 @@ class ReadDumps(beam.PTransform):
 class ParsePagesFn(TallyingDoFn):
     """Pages -> articles (main) and redirects; every page lands in exactly one `pages/*` metric."""
 
+    def __init__(self, languages: dict[str, WikiLanguage]):
+        self.languages = languages
+
     def process(self, element):
         lang, page = element
         if page.ns != 0:
@@ -206,7 +239,7 @@ class ParsePagesFn(TallyingDoFn):
             yield beam.pvalue.TaggedOutput("redirects", ((lang, title), PageInfo(page.page_id, target, False)))
             return
         try:
-            parsed = parse_wikitext(page.text, lang)
+            parsed = parse_wikitext(page.text, self.languages.get(lang) or wiki_language(lang))
         except Exception as error:  # a parser bug on one page must not stop the job
             self.tally("pages", "dead_letter", lang)
             yield dead_letter(lang, str(page.page_id), "parse", f"parser_error:{type(error).__name__}", page.title)
@@ -312,8 +345,9 @@ class SelectMentionsFn(TallyingDoFn):
 class BuildQueriesAndContextsFn(TallyingDoFn):
     """On each article: the query if it defines a kept entity, the contexts of its selected mentions."""
 
-    def __init__(self, seed: int, query_words: int, context_words: int):
+    def __init__(self, seed: int, query_words: int, context_words: int, languages: dict[str, WikiLanguage] | None = None):
         self.seed, self.query_words, self.context_words = seed, query_words, context_words
+        self.languages = languages or {}
 
     def process(self, element):
         (lang, page_id), groups = element
@@ -324,23 +358,28 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
         article = articles[0]
         text = article.text
         tokenizer = get_tokenizer(lang)
+        language = self.languages.get(lang) or wiki_language(lang)
         for request in requests:
-            yield from self._query(lang, article, text, request, tokenizer)
+            yield from self._query(lang, article, text, request, tokenizer, language)
+        titles: dict[str, list] = {}
         for selected in mentions:
+            if selected.entity not in titles:
+                names = dict.fromkeys((selected.entity, strip_qualifier(selected.entity)))
+                titles[selected.entity] = [w for w in tokenizer.tokenize_many(list(names)) if w]
             context = build_context(
                 tokenizer, text, selected.start, selected.end, self.context_words,
                 keyed_rng(self.seed, "xi", lang, selected.entity, page_id, selected.anchor_index),
-                f"{page_id}:{selected.anchor_index}", selected.entity, page_id,
+                f"{page_id}:{selected.anchor_index}", selected.entity, page_id, titles[selected.entity],
             )
             if context is None:
                 self.tally("contexts", "anchor_longer_than_context", lang)
                 continue
             yield beam.pvalue.TaggedOutput("contexts", ((lang, selected.entity), context))
 
-    def _query(self, lang, article, text, request, tokenizer):
+    def _query(self, lang, article, text, request, tokenizer, language):
         forms = collect_surface_forms(
             tokenizer, request.title, article.bold_names, request.redirect_titles,
-            request.anchor_texts, stop_words(lang), is_word_like,
+            request.anchor_texts, stop_words(lang), is_word_like, language.fold_diacritics,
         )
         # A few words past Q so that a name crossing the Q-th word is masked whole.
         longest = max((len(f) for f in forms.forms), default=1)
@@ -349,13 +388,47 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
             self.tally("entities", "empty_definition", lang)
             yield dead_letter(lang, str(article.page_id), "query", "empty_definition", request.title)
             return
-        query = mask_query(words, forms, self.query_words, tokenizer.joins_with_space)
-        leaks = leaked_forms(query, forms, tokenizer.joins_with_space)
+        other_names = _links_to_other_names(text, words, article.lead_anchors, tokenizer, forms)
+        query, leaks = masked_query_and_leaks(words, forms, self.query_words, tokenizer.joins_with_space, other_names)
         if leaks:
             self.tally("entities", "unmaskable", lang)
             yield dead_letter(lang, str(article.page_id), "query", "unmaskable_surface_form", f"{request.title}: {leaks[0]}")
             return
         yield (lang, request.title), Query(article.page_id, tuple(query), forms.forms)
+
+
+def _word_offsets(text: str, words) -> list[int]:
+    """Char offset of each word (words are surface substrings of the text, in order); stops at the
+    first word it cannot place (a tokeniser that normalised it), which only shortens the list."""
+    offsets, pos = [], 0
+    for word in words:
+        at = text.find(word, pos)
+        if at < 0:
+            break
+        offsets.append(at)
+        pos = at + len(word)
+    return offsets
+
+
+def _links_to_other_names(text, words, lead_anchors, tokenizer, forms) -> list[tuple[int, int]]:
+    """Word ranges of the lead's links whose text is not a name of the entity (mask none of them
+    partly: entity_masking.py)."""
+    if not lead_anchors:
+        return []
+    offsets = _word_offsets(text, words)
+    if not offsets:
+        return []
+    limit = offsets[-1] + len(words[len(offsets) - 1])
+    anchors = [(s, e) for s, e in lead_anchors if s < limit]
+    names = set(forms.forms)
+    ranges = []
+    for (start, end), anchor_words in zip(anchors, tokenizer.tokenize_many([text[s:e] for s, e in anchors])):
+        if forms.fold(anchor_words) in names:
+            continue
+        covered = [i for i, at in enumerate(offsets) if at < end and at + len(words[i]) > start]
+        if covered:
+            ranges.append((covered[0], covered[-1]))
+    return ranges
 
 
 def example_row(lang, entity, example_id, query: Query, context, answerable: bool) -> dict:
@@ -399,7 +472,8 @@ class AssembleExamplesFn(TallyingDoFn):
         self.tally("examples", "answerable", lang, len(contexts))
         for k, context in enumerate(contexts):
             yield example_row(lang, entity, f"{lang}:{query.definition_page}:a{k:02d}", query, context, True)
-        anchors = {tuple(w.casefold() for w in c.anchor_words) for c in contexts}
+        strip_accents = wiki_language(lang).fold_diacritics  # as the query's forms were folded
+        anchors = {fold_words(c.anchor_words, strip_accents) for c in contexts}
         forbidden = tuple(sorted(set(query.forms) | anchors))
         yield beam.pvalue.TaggedOutput("bundles", Bundle(lang, entity, query, forbidden, tuple(contexts)))
 
@@ -419,12 +493,13 @@ class PairUnanswerableFn(TallyingDoFn):
         bundles = sorted(bundles, key=lambda b: b.entity)
         pool = [c for b in bundles for c in b.contexts]
         joins_with_space = get_tokenizer(lang).joins_with_space
+        strip_accents = wiki_language(lang).fold_diacritics
         for bundle in bundles:
             wanted = len(bundle.contexts)
             chosen = pick_unanswerable(
                 bundle.entity, bundle.query.definition_page, bundle.forbidden, pool, wanted,
                 lambda cid, e=bundle.entity: stable_hash(self.seed, "unanswerable", lang, e, cid),
-                joins_with_space,
+                joins_with_space, strip_accents,
             )
             if len(chosen) < wanted:
                 self.tally("examples", "unanswerable_shortfall", lang, wanted - len(chosen))

@@ -2,12 +2,14 @@
 import pytest
 
 from corpora.entity_masking import MASK, collect_surface_forms, leaked_forms, mask_query
+from corpora.languages import wiki_language
 from corpora.words import get_tokenizer, is_word_like, stop_words
 
 
 def forms_for(lang, title, bold=(), redirects=(), anchors=()):
     return collect_surface_forms(
-        get_tokenizer(lang), title, list(bold), list(redirects), list(anchors), stop_words(lang), is_word_like
+        get_tokenizer(lang), title, list(bold), list(redirects), list(anchors), stop_words(lang), is_word_like,
+        wiki_language(lang).fold_diacritics,
     )
 
 
@@ -16,12 +18,44 @@ def masked(lang, text, forms, q=50):
     return mask_query(tok.tokenize(text), forms, q, tok.joins_with_space)
 
 
-def test_title_is_masked_whole_word_only():
+def test_title_is_masked_whole_word_and_with_another_ending():
     forms = forms_for("en", "Paris")
-    query = masked("en", "Paris is the capital of France. A Parisian lives in Paris.", forms)
-    assert query.count(MASK) == 2
-    assert "Parisian" in query
+    query = masked("en", "Paris is the capital of France. A Parisian lives in Paris. Parisianism is older.", forms)
+    # "Parisian" is Paris with an adjective ending (it names the city); "Parisianism" is not a
+    # variant (6 more letters) and stays.
+    assert query.count(MASK) == 3
+    assert "Parisian" not in query and "Parisianism" in query
     assert leaked_forms(query, forms, True) == []
+
+
+@pytest.mark.parametrize(
+    "lang, title, text, masked_words",
+    [
+        ("el", "Κρήτη", "Η Κρήτη είναι νησί. Η ιστορία της Κρήτης είναι μακρά.", 2),  # genitive
+        ("el", "Σοσιαλισμός", "Ο σοσιαλισμός είναι ιδεολογία. Για τον σοσιαλισμό γράφτηκαν πολλά.", 2),
+        ("en", "Aristotle", "Aristotle (Greek: Aristotélēs) was a philosopher.", 2),  # transliteration
+        ("en", "Afghanistan", "Afghanistan (Afġānistān) is a country.", 2),
+        ("en", "Iran", "Iran and Iraq are neighbours.", 1),  # names under 5 letters never vary
+    ],
+)
+def test_inflected_and_transliterated_forms_are_masked(lang, title, text, masked_words):
+    query = masked(lang, text, forms_for(lang, title))
+    assert query.count(MASK) == masked_words, query
+
+
+def test_accents_fold_except_where_they_tell_words_apart():
+    assert masked("en", "Los Ángeles is a city.", forms_for("en", "Los Angeles")).count(MASK) == 1
+    # vi: tones are phonemic, so "Hà" is not "Ha" (a different syllable, a different name).
+    assert masked("vi", "Hà Nội và Ha Noi", forms_for("vi", "Hà Nội")).count(MASK) == 1
+
+
+def test_a_variant_never_reaches_into_another_entitys_link():
+    tok = get_tokenizer("en")
+    words = tok.tokenize("India borders Indiana and the Indian Ocean.")
+    forms = forms_for("en", "India")
+    # "Indiana" (word 2) and "Indian Ocean" (words 4-5) are links to other entities.
+    query = mask_query(words, forms, 50, True, other_names=[(2, 2), (4, 5)])
+    assert query == [MASK, "borders", "Indiana", "and", "the", "Indian", "Ocean", "."]
 
 
 def test_qualifier_bold_names_redirects_and_naming_anchors():

@@ -19,11 +19,29 @@ def ctx(text, s, e, c=200, seed=0):
     return build_context(EN, text, s, e, c, random.Random(seed), "1:0", "E", 1)
 
 
-def test_find_spans_finds_every_identical_span():
-    words = "the New York Times bought New York land in New York".split()
+def test_find_spans_finds_every_identical_span_up_to_case():
+    words = "the New York Times bought New York land in new york".split()
     assert find_spans(words, ["New", "York"]) == [(1, 2), (5, 6), (9, 10)]
-    assert find_spans(words, ["new", "york"]) == []
+    assert find_spans(words, ["new", "york"]) == [(1, 2), (5, 6), (9, 10)]
+    assert find_spans(words, ["York", "land"]) == [(6, 7)]
     assert find_spans(words, []) == []
+
+
+def test_find_spans_compares_characters_where_words_join_without_spaces():
+    # jieba may cut 成都 alone and 成都市 differently; any run of whole words spelling it counts.
+    assert find_spans(["成", "都", "是", "成都"], ["成都"], joins_with_space=False) == [(0, 1), (3, 3)]
+    assert find_spans(["成都平原"], ["成都"], joins_with_space=False) == []
+
+
+def test_answers_are_the_anchor_and_the_title_up_to_case():
+    # The link said "farming"; "Agriculture" opening a sentence is the entity too.
+    text = "Farming is old. agriculture and Agriculture grew; farming spread."
+    start = text.index("farming")
+    context = build_context(EN, text, start, start + len("farming"), 200, random.Random(0), "1:0",
+                            "Agriculture", 1, [["Agriculture"]])
+    marked = {" ".join(context.words[s : e + 1]) for s, e in context.answers}
+    assert marked == {"Farming", "farming", "agriculture", "Agriculture"}
+    assert len(context.answers) == 4
 
 
 def test_context_has_c_words_and_the_anchor_at_a_random_position():

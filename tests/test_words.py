@@ -104,10 +104,18 @@ def test_unknown_language():
     with pytest.raises(ValueError) as err:
         get_tokenizer("xx")
     msg = str(err.value)
-    assert "'xx'" in msg and "\n" not in msg
-    assert all(lang in msg for lang in SUPPORTED_LANGS)
+    assert "'xx'" in msg and "\n" not in msg and "Wikipedia language code" in msg
     with pytest.raises(ValueError):
         stop_words("xx")
+
+
+@pytest.mark.parametrize("lang, backend", [("ca", "_SpacyTokenizer"), ("uk", "_SpacyTokenizer"), ("ceb", "_FunctionTokenizer")])
+def test_other_wikipedia_languages_get_the_papers_rule(lang, backend):
+    """Outside the 24: spaCy's rule-based tokenizer where spaCy has the language, else Sacremoses."""
+    tokenizer = get_tokenizer(lang)
+    assert type(tokenizer).__name__ == backend
+    words = tokenizer.tokenize("Una frase, amb puntuació.")
+    assert "".join(words) == "Unafrase,ambpuntuació." and "," in words
 
 
 def test_joins_with_space():

@@ -1,0 +1,269 @@
+"""The few inline templates whose output is part of the sentence, rendered as plain text.
+
+A dump holds template *calls*, not their bodies, so wikitext.py drops templates with their output.
+For most (citations, infoboxes, navboxes, maintenance tags, IPA) that is right. For a few, the
+sentence needs what they show: "1775{{ndash}}1783" must not become "17751783", "an area of
+{{convert|5|km2}}" not "an area of", "({{lang|grc|Ἀπόλλων}}, Apollōn)" not "(, Apollōn)". This
+module renders those from their arguments alone, the way the template shows them in running text
+(units as written in the call, dates as ISO numbers: no template body, no locale tables).
+
+Names are compared lower-case with "_" as space, without a "Template:" prefix; the table holds the
+English names, which most wikis keep as redirects, and the local names seen on the 24 wikis. A
+template not in the table is dropped (wikitext.py then repairs the cut: no empty brackets, no stray
+separators, no glued numbers).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+Renderer = Callable[[list[str], dict[str, str]], str]
+
+
+def split_arguments(body: str) -> tuple[str, list[str], dict[str, str]]:
+    """"name|a|k=v|b" -> ("name", ["a", "b"], {"k": "v"}); pipes inside nested [[..]] or {{..}} do
+    not split. `body` is the text between the outer braces."""
+    parts, depth_links, depth_braces, start = [], 0, 0, 0
+    i, n = 0, len(body)
+    while i < n:
+        two = body[i : i + 2]
+        if two == "[[":
+            depth_links += 1
+            i += 2
+            continue
+        if two == "]]" and depth_links:
+            depth_links -= 1
+            i += 2
+            continue
+        if two == "{{":
+            depth_braces += 1
+            i += 2
+            continue
+        if two == "}}" and depth_braces:
+            depth_braces -= 1
+            i += 2
+            continue
+        if body[i] == "|" and not depth_links and not depth_braces:
+            parts.append(body[start:i])
+            start = i + 1
+        i += 1
+    parts.append(body[start:])
+    name = parts[0]
+    positional, named = [], {}
+    for part in parts[1:]:
+        key, eq, value = part.partition("=")
+        if eq and key.strip() and "[[" not in key and "{{" not in key and "<" not in key:
+            named[key.strip()] = value.strip()
+        else:
+            positional.append(part.strip())
+    return name, positional, named
+
+
+def template_key(name: str) -> str:
+    key = " ".join(name.replace("_", " ").split()).lower()
+    colon = key.find(":")
+    if colon > 0 and key[:colon] in ("template", "vorlage", "πρότυπο", "bản mẫu", "テンプレート", "模板", "plantilla", "modèle", "шаблон", "قالب", "แม่แบบ"):
+        key = key[colon + 1 :].lstrip()
+    return key
+
+
+def _arg(positional: list[str], k: int, default: str = "") -> str:
+    return positional[k] if len(positional) > k else default
+
+
+def _const(text: str) -> Renderer:
+    return lambda positional, named: text
+
+
+def _first(positional, named) -> str:
+    return _arg(positional, 0)
+
+
+def _second(positional, named) -> str:
+    return _arg(positional, 1)
+
+
+def _last(positional, named) -> str:
+    return positional[-1] if positional else ""
+
+
+def _lang(positional, named) -> str:
+    """{{lang|fr|texte}}: the text is the second argument (or text=)."""
+    return named.get("text") or _arg(positional, 1)
+
+
+def _lang_x(positional, named) -> str:
+    """{{lang-fr|texte}} / {{langx|fr|texte}}: the text without the "French:" label, which the
+    surrounding sentence usually states."""
+    return named.get("text") or _arg(positional, 0)
+
+
+def _langx(positional, named) -> str:
+    return named.get("text") or _arg(positional, 1)
+
+
+_RANGE_WORDS = frozenset({"to", "-", "–", "and", "or", "by", "x", "×", "+", "&", "and(-)", "to(-)", "-to-", "~"})
+_NUMBER_RE = re.compile(r"^[-+−]?[0-9][0-9.,]*(?:e[0-9]+)?$|^[-+−]?\.[0-9]+$")
+
+
+def _convert(positional, named) -> str:
+    """{{convert|5|km|mi}} -> "5 km"; {{convert|5|to|10|km}} -> "5 to 10 km" (the first unit as
+    written; the converted value is left out, it needs the unit tables)."""
+    if not positional:
+        return ""
+    value = positional[0]
+    rest = positional[1:]
+    pieces = [value]
+    while len(rest) >= 2 and rest[0].lower() in _RANGE_WORDS and _NUMBER_RE.match(rest[1].replace(",", "")):
+        pieces += [rest[0] if rest[0] not in ("-",) else "–", rest[1]]
+        rest = rest[2:]
+    unit = rest[0] if rest else ""
+    return " ".join(pieces + ([unit] if unit and not _NUMBER_RE.match(unit) else []))
+
+
+def _val(positional, named) -> str:
+    unit = named.get("u") or named.get("ul") or ""
+    number = _arg(positional, 0)
+    return f"{number} {unit}".strip()
+
+
+def _frac(positional, named) -> str:
+    if len(positional) >= 3:
+        return f"{positional[0]} {positional[1]}/{positional[2]}"
+    if len(positional) == 2:
+        return f"{positional[0]}/{positional[1]}"
+    return f"1/{positional[0]}" if positional else ""
+
+
+def _date(positional, named) -> str:
+    """{{start date|1990|5|3}} -> "1990-05-03": an ISO date, the one form that needs no locale."""
+    numbers = [p for p in positional if p.strip().lstrip("-").isdigit()][:3]
+    if not numbers:
+        return ""
+    year, *rest = numbers
+    return "-".join([year] + [f"{int(x):02d}" for x in rest])
+
+
+def _age_dates(positional, named) -> str:
+    """{{birth date and age|1952|3|11}}: the date (the age changes daily and is not text)."""
+    return _date(positional, named)
+
+
+def _circa(positional, named) -> str:
+    return ("c. " + _arg(positional, 0)).strip()
+
+
+def _as_of(positional, named) -> str:
+    return "As of " + " ".join(p for p in positional[:3] if p)
+
+
+def _currency(symbol: str) -> Renderer:
+    return lambda positional, named: symbol + _arg(positional, 0)
+
+
+def _nihongo(positional, named) -> str:
+    """{{nihongo|English|漢字|rōmaji}} -> "English (漢字, rōmaji)"."""
+    english, kanji, romaji = _arg(positional, 0), _arg(positional, 1), _arg(positional, 2)
+    inner = ", ".join(x for x in (kanji, romaji) if x)
+    return f"{english} ({inner})" if english and inner else english or inner
+
+
+def _interlanguage_link(positional, named) -> str:
+    """{{ill|Local title|de|Fremdtitel}}, {{仮リンク|日本語名|en|English}}: the local text
+    (lt= when given)."""
+    return named.get("lt") or named.get("表示名") or _arg(positional, 0)
+
+
+def _tsl(positional, named) -> str:
+    """zh {{tsl|en|Foreign|本地}}: the local title, third argument."""
+    return _arg(positional, 2) or _arg(positional, 1)
+
+
+def _link_foreign(positional, named) -> str:
+    """zh {{link-en|本地|Foreign}}: the local text first."""
+    return _arg(positional, 0)
+
+
+def _sort(positional, named) -> str:
+    """de {{SortKey|key|shown}} / {{Sort|key|shown}}: what is shown."""
+    return _arg(positional, 1) or _arg(positional, 0)
+
+
+def _abbr(positional, named) -> str:
+    return _arg(positional, 0)
+
+
+_DASHES = {
+    "ndash": "–", "–": "–", "en dash": "–", "dash": "–", "snd": " – ", "spnd": " – ", "spaced ndash": " – ",
+    "spaced en dash": " – ", "sndash": " – ", "mdash": "—", "—": "—", "em dash": "—", "spaced mdash": " — ",
+    "spd": " — ", "emdash": "—", "bis": "–", "-": "–",
+}
+_SYMBOLS = {
+    "nbsp": " ", "nbs": " ", "thinsp": " ", "sp": " ", "space": " ", "·": " · ", "dot": " · ", "middot": "·",
+    "bull": " • ", "•": " • ", "'": "'", "\"'": "\"'", "'\"": "'\"", "okina": "ʻ", "pi": "π", "=": "=",
+    "slash": "/", "spaced slash": " / ", "times": "×", "degree": "°", "deg": "°", "minus": "−",
+    "0": "",  # de {{0}}: an invisible padding digit
+}
+_CONTENT_FIRST = (
+    "nowrap", "nobr", "nobreak", "no wrap", "small", "smaller", "big", "larger", "large", "sc", "smallcaps",
+    "small caps", "em", "strong", "sic", "sup", "sub", "nowrap begin", "noitalic", "nonitalic", "nobold",
+    "visible anchor", "vanchor", "text", "plain", "tooltip", "abbrlink", "keypress", "mono", "code",
+    "serif", "polytonisch", "polytonic", "unicode", "unicode2", "ipa-text", "linktext", "lang-rtl",
+    "語中改行", "nowrap2", "inline-block", "resize", "font", "italic", "bold", "ruby", "ruby-ja", "transl-only",
+    "quote", "\"", "„", "«", "angbr",
+)
+_DATE_TEMPLATES = (
+    "start date", "end date", "birth date", "death date", "film date", "dts", "date", "start-date",
+    "birth date and age", "death date and age", "birth year and age", "death year and age", "birth-date",
+    "start date and age", "end date and age", "dob", "dod", "ngày sinh", "ngày mất", "ngày sinh và tuổi",
+    "ngày mất và tuổi", "生年月日と年齢", "没年齢",
+)
+
+RENDERERS: dict[str, Renderer] = {
+    **{name: _const(text) for name, text in _DASHES.items()},
+    **{name: _const(text) for name, text in _SYMBOLS.items()},
+    **{name: _first for name in _CONTENT_FIRST},
+    **{name: _age_dates for name in _DATE_TEMPLATES},
+    "lang": _lang, "language": _lang, "langue": _lang, "lang-en-short": _lang_x, "langx": _langx,
+    "transl": _last, "transliteration": _last, "translit": _last, "rtl-lang": _lang, "ltr-lang": _lang,
+    "langwithname": _last, "lang2": _lang,
+    "convert": _convert, "cvt": _convert, "convert2": _convert, "chuyển đổi": _convert, "μετατροπή": _convert,
+    "val": _val, "frac": _frac, "fraction": _frac, "sfrac": _frac,
+    "circa": _circa, "c.": _circa, "ca.": _circa, "khoảng": _circa,
+    "as of": _as_of,
+    "us$": _currency("US$"), "usd": _currency("US$"), "€": _currency("€"), "eur": _currency("€"),
+    "£": _currency("£"), "gbp": _currency("£"), "¥": _currency("¥"), "jpy": _currency("¥"),
+    "nihongo": _nihongo, "nihongo2": _first, "nihongo3": _nihongo, "nihongo foot": _nihongo,
+    "ill": _interlanguage_link, "interlanguage link": _interlanguage_link, "interlanguage link multi": _interlanguage_link,
+    "仮リンク": _interlanguage_link, "illm": _interlanguage_link, "le": _interlanguage_link, "ill2": _interlanguage_link,
+    "link-interwiki": _interlanguage_link, "lien": _interlanguage_link, "internlink": _interlanguage_link,
+    "tsl": _tsl, "link-en": _link_foreign, "link-ja": _link_foreign, "link-de": _link_foreign, "link-fr": _link_foreign,
+    "sort": _sort, "sortkey": _sort, "sortname": lambda p, n: " ".join(x for x in p[:2] if x), "abbr": _abbr,
+    "script": _second, "color": _second, "colour": _second, "font color": _last, "lang-ar": _lang_x,
+}
+
+
+def render(body: str, render_nested: Callable[[str], str]) -> str | None:
+    """The text a template shows in running text, or None if it is not one of ours (then dropped).
+
+    `body` is the text between the outer braces; `render_nested` turns an argument holding
+    templates of its own into text (wikitext.py passes its template pass)."""
+    bar = body.find("|")
+    name = body if bar < 0 else body[:bar]
+    if "{" in name or "\n" in name.strip():
+        return None
+    key = template_key(name)
+    renderer = RENDERERS.get(key)
+    if renderer is None:
+        if key.startswith(("lang-", "langx-")):
+            renderer = _lang_x
+        elif key.startswith("ipa"):
+            return None
+        else:
+            return None
+    _, positional, named = split_arguments(body)
+    if "{{" in body[len(name) :]:
+        positional = [render_nested(p) if "{{" in p else p for p in positional]
+        named = {k: (render_nested(v) if "{{" in v else v) for k, v in named.items()}
+    text = renderer(positional, named)
+    return text.replace("\n", " ") if "\n" in text else text
