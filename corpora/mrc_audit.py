@@ -1,0 +1,298 @@
+"""An independent check of wiki_mrc rows against the paper's definition of an MRC triple.
+
+    python -m corpora.mrc_audit OUTPUT_DIR [--show 3]      # e.g. ./output/wiki_mrc
+
+It reads the rows only (no job internals) and flags each row for every rule it breaks:
+
+  markup             wiki markup in the query or context: [[ ]] {{ }} |, image options (thumb, 250px,
+                     and their localised forms from the language table), <tags>, '' quotes, == headings
+  empty_brackets     brackets holding nothing but spaces and separators: "( )", "(; ;)", "[ , ]"
+  glued_numbers      two years run together ("17751783": a dash template dropped between them)
+  title_in_query     the entity's title (or its unqualified form) still in the query, compared up to
+                     case and, where the language allows, accents (corpora/name_folding.py); a one-word
+                     title also with another ending ("Κρήτης" for Κρήτη). With --dump, a title kept
+                     inside a longer link of its definition page is not counted (kept by design)
+  unmarked_mention   answerable: a span of context words equal to the answer up to case that is not
+                     an answer; unanswerable: the answer-free context holds the title
+  disambiguation     the context reads like a disambiguation page ("may refer to", localised)
+
+The job's tests run it on every real excerpt; users can run it on their own output. Exit status 1
+when more than --max_flagged_share of the rows are flagged.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+
+from corpora.entity_masking import is_inflected_variant
+from corpora.languages import wiki_language
+from corpora.name_folding import fold_words
+from corpora.titles import strip_qualifier
+
+CHECKS = ("markup", "empty_brackets", "glued_numbers", "title_in_query", "unmarked_mention", "disambiguation")
+
+# Tags: the wikitext-only ones (<ref>, <gallery> …), any tag with attributes, and self-closing
+# <br/>. A bare "<s>" or "<font>" is left alone: articles about HTML or letters write them as text
+# ("&lt;s&gt; is an HTML tag"), which MediaWiki shows literally.
+_WIKI_TAGS = (
+    "ref|references|gallery|nowiki|math|chem|ce|timeline|imagemap|templatestyles|templatedata|section|noinclude|"
+    "includeonly|onlyinclude|syntaxhighlight|source|score|poem|hiero|mapframe|maplink|graph|inputbox|categorytree"
+)
+_GENERIC_MARKUP = (
+    r"\[\[|\]\]|\{\{|\}\}|\||''|==|__[A-Z]{3,}__|&[a-z]+;"
+    r"|<\s*/?\s*(?:%s)\b[^<>]*>|<\s*[a-zA-Z][a-zA-Z0-9]*\s+[a-z]+\s*=[^<>]*>|<\s*br\s*/?\s*/\s*>" % _WIKI_TAGS
+)
+_EMPTY_BRACKETS_RE = re.compile(r"[(\[（【]\s*(?:[;,:.、，；/–—-]\s*)*[)\]）】]")
+_GLUED_YEARS_RE = re.compile(r"^(?:1[0-9]|20)[0-9]{2}(?:1[0-9]|20)[0-9]{2}$")
+
+
+def _markup_re(lang: str) -> re.Pattern:
+    options = wiki_language(lang).image_option_words()
+    words = "|".join(re.escape(w) for w in sorted(options, key=len, reverse=True) if w)
+    pixel = wiki_language(lang).pixel_pattern()
+    alternatives = [_GENERIC_MARKUP, pixel]
+    if words:
+        # Image options are only markup next to a pipe or as a whole word beside a pixel size.
+        alternatives.append(r"(?:^|\s)(?:%s)(?=\s*\|)" % words)
+    return re.compile("|".join(alternatives))
+
+
+def _spans_equal(words: Sequence[str], target: Sequence[str], joins_with_space: bool) -> list[tuple[int, int]]:
+    """Word spans of `words` equal to `target` up to case (by characters where words join without space)."""
+    folded = fold_words(words, False)
+    goal = fold_words(target, False)
+    if not goal:
+        return []
+    if joins_with_space:
+        n = len(goal)
+        return [(i, i + n - 1) for i in range(len(folded) - n + 1) if folded[i : i + n] == goal]
+    goal_text = "".join(goal)
+    spans = []
+    for i in range(len(folded)):
+        text = ""
+        for j in range(i, len(folded)):
+            text += folded[j]
+            if len(text) >= len(goal_text):
+                if text == goal_text:
+                    spans.append((i, j))
+                break
+    return spans
+
+
+def _char_spans(words: Sequence[str], name_words: Sequence[str], joins_with_space: bool, strip_accents: bool):
+    """Character spans of `name_words` in the folded, joined `words` (whole words where spaced)."""
+    sep = " " if joins_with_space else ""
+    text = sep + sep.join(fold_words(words, strip_accents)) + sep
+    name = sep + sep.join(fold_words(name_words, strip_accents)) + sep
+    if not name.strip():
+        return text, []
+    spans, at = [], text.find(name)
+    while at >= 0:
+        spans.append((at, at + len(name)))
+        at = text.find(name, at + 1)
+    return text, spans
+
+
+def title_leaks(query, title_words, linked_texts, joins_with_space, strip_accents) -> tuple[str, ...] | None:
+    """The first title form found in the query outside every longer link text of the definition
+    page (`linked_texts`: word tuples), or None. A title inside a longer link to another entity
+    ("GNU Project" in GNU's query) is kept by design (corpora/entity_masking.py)."""
+    for title in title_words:
+        text, spans = _char_spans(query, title, joins_with_space, strip_accents)
+        if not spans:
+            continue
+        longer = []
+        for link in linked_texts:
+            if len(link) > len(title) or (not joins_with_space and len("".join(link)) > len("".join(title))):
+                longer += _char_spans(query, link, joins_with_space, strip_accents)[1]
+        for start, end in spans:
+            if not any(a <= start and end <= b for a, b in longer):
+                return title
+    if joins_with_space:
+        # One-word titles with another ending ("Κρήτης" in Crete's query), unless inside a link.
+        linked_words = {w for link in linked_texts for w in fold_words(link, strip_accents)}
+        for title in title_words:
+            if len(title) != 1:
+                continue
+            name = fold_words(title, strip_accents)[0]
+            for word in fold_words(query, strip_accents):
+                if is_inflected_variant(word, name) and word not in linked_words:
+                    return (word,)
+    return None
+
+
+def _around(text: str, start: int, end: int, width: int = 60) -> str:
+    return f"…{text[max(0, start - width):start]}⟦{text[start:end]}⟧{text[end:end + width]}…"
+
+
+def _span_text(words: Sequence[str], start: int, end: int) -> str:
+    before = " ".join(words[max(0, start - 8) : start])
+    return f"…{before} ⟦{' '.join(words[start:end + 1])}⟧ {' '.join(words[end + 1 : end + 9])}…"
+
+
+def audit_row(
+    row: dict, title_words: list[tuple[str, ...]], markup_re: re.Pattern, dab_re, linked_texts=()
+) -> dict[str, str]:
+    """The checks a row fails, each with the text that fails it; `title_words` are the entity's
+    title forms as word tuples, `linked_texts` the link texts of its definition page (word tuples;
+    empty when the audit has no dump to read them from)."""
+    language = wiki_language(row["lang"])
+    spaced = language.joins_with_space
+    query, context = row["query_words"], row["context_words"]
+    flagged: dict[str, str] = {}
+    for words in (query, context):
+        joined = " ".join(words)
+        for check, pattern in (("markup", markup_re), ("empty_brackets", _EMPTY_BRACKETS_RE)):
+            match = check not in flagged and pattern.search(joined)
+            if match:
+                flagged[check] = _around(joined, match.start(), match.end())
+        glued = next((k for k, w in enumerate(words) if _GLUED_YEARS_RE.match(w)), None)
+        if glued is not None and "glued_numbers" not in flagged:
+            flagged["glued_numbers"] = _span_text(words, glued, glued)
+    leaked = title_leaks(query, title_words, linked_texts, spaced, language.fold_diacritics)
+    if leaked:
+        flagged["title_in_query"] = f"{' '.join(leaked)!r} in: {' '.join(query)[:240]}"
+    answers = {(a["start"], a["end"]) for a in row["answers"]}
+    names = list(title_words)
+    if row["answerable"] and answers:
+        start, end = min(answers)
+        names.append(tuple(context[start : end + 1]))
+    if row["answerable"] or not answers:
+        covered = {i for s, e in answers for i in range(s, e + 1)}
+        for name in names:
+            missed = next(
+                (span for span in _spans_equal(context, name, spaced) if not covered & set(range(span[0], span[1] + 1))),
+                None,
+            )
+            if missed:
+                flagged["unmarked_mention"] = _span_text(context, *missed)
+                break
+    if dab_re is not None:
+        joined = " ".join(context) if spaced else "".join(context)
+        match = dab_re.search(joined)
+        if match:
+            flagged["disambiguation"] = _around(joined, match.start(), match.end())
+    return flagged
+
+
+# A link's shown text, read by a regex (independent of the job's parser): "[[target|text]]" or
+# "[[target]]", plus the letters glued after it.
+_LINK_TEXT_RE = re.compile(r"\[\[([^\[\]|\n]+)(?:\|([^\[\]\n]*))?\]\]([^\W\d_]*)")
+
+
+def link_texts_of_pages(dumps_by_lang: dict[str, list[str]], pages: dict[str, set[int]]) -> dict[tuple[str, int], list[str]]:
+    """The shown texts of every link in the wanted pages of each language's dumps."""
+    from corpora.dumps import RawPage, compression_for, iter_pages_from_file
+
+    texts: dict[tuple[str, int], list[str]] = {}
+    for lang, paths in dumps_by_lang.items():
+        wanted = pages.get(lang, set())
+        for path in paths:
+            with open(path, "rb") as f:
+                for page in iter_pages_from_file(f, path, compression_for(path)):
+                    if isinstance(page, RawPage) and page.page_id in wanted:
+                        texts[lang, page.page_id] = [
+                            ((m.group(2) if m.group(2) is not None else m.group(1)) + m.group(3)).strip()
+                            for m in _LINK_TEXT_RE.finditer(page.text)
+                        ]
+    return texts
+
+
+def audit_rows(rows: Iterable[dict], tokenize_title, dumps_by_lang: dict[str, list[str]] | None = None) -> tuple[Counter, dict, dict]:
+    """(rows per language, flagged rows per (language, check), examples per (language, check)).
+
+    `tokenize_title(lang, titles) -> list[list[str]]` gives the title's words as the job's word
+    tokeniser does, so that a title is compared word for word with the rows. With the dumps the rows
+    came from, a title kept inside a longer link of its definition page is not a leak.
+    """
+    rows = list(rows)
+    linked: dict[tuple[str, int], list[tuple[str, ...]]] = {}
+    if dumps_by_lang:
+        pages: dict[str, set[int]] = defaultdict(set)
+        for row in rows:
+            pages[row["lang"]].add(row["definition_page"])
+        for (lang, page_id), texts in link_texts_of_pages(dumps_by_lang, pages).items():
+            unique = list(dict.fromkeys(t for t in texts if t))
+            linked[lang, page_id] = [tuple(w) for w in tokenize_title(lang, unique) if w]
+    entities_by_lang: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        entities_by_lang[row["lang"]].add(row["entity"])
+    title_words: dict[str, dict[str, list[tuple[str, ...]]]] = {}
+    for lang, entities in entities_by_lang.items():
+        entities = sorted(entities)
+        forms = [[e, strip_qualifier(e)] for e in entities]
+        flat = [f for pair in forms for f in pair]
+        tokenised = tokenize_title(lang, flat)
+        title_words[lang] = {
+            e: list(dict.fromkeys(tuple(w) for w in tokenised[2 * k : 2 * k + 2] if w)) for k, e in enumerate(entities)
+        }
+    totals: Counter = Counter()
+    flagged: Counter = Counter()
+    examples: dict = defaultdict(list)
+    patterns = {}
+    for row in rows:
+        lang = row["lang"]
+        if lang not in patterns:
+            patterns[lang] = (_markup_re(lang), wiki_language(lang).disambiguation_phrase_re())
+        totals[lang] += 1
+        failed = audit_row(
+            row, title_words[lang].get(row["entity"], []), *patterns[lang], linked.get((lang, row["definition_page"]), ())
+        )
+        for check, detail in failed.items():
+            flagged[lang, check] += 1
+            if len(examples[lang, check]) < 5:
+                examples[lang, check].append(f"{row['entity']!r}: {detail}")
+        if failed:
+            flagged[lang, "any"] += 1
+    return totals, flagged, examples
+
+
+def _tokenize_titles(lang: str, titles: list[str]) -> list[list[str]]:
+    from corpora.words import get_tokenizer
+
+    return get_tokenizer(lang).tokenize_many(titles)
+
+
+def format_report(totals: Counter, flagged: Counter) -> str:
+    header = f"{'lang':<6}{'rows':>8}{'flagged':>9}{'share':>8}  " + "".join(f"{c:>18}" for c in CHECKS)
+    lines = [header]
+    for lang in sorted(totals):
+        n, bad = totals[lang], flagged[lang, "any"]
+        lines.append(
+            f"{lang:<6}{n:>8,}{bad:>9,}{bad / max(n, 1):>8.2%}  " + "".join(f"{flagged[lang, c]:>18,}" for c in CHECKS)
+        )
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m corpora.mrc_audit", description=__doc__.split("\n\n")[0])
+    parser.add_argument("output", help="a wiki_mrc --output folder (its data/ is read)")
+    parser.add_argument("--show", type=int, default=2, help="example rows to print per flagged check")
+    parser.add_argument("--max_flagged_share", type=float, default=0.01)
+    parser.add_argument("--dump", action="append", default=[], metavar="LANG=PATH",
+                        help="the dumps the rows came from (local paths): a title kept inside a longer link of "
+                        "its definition page is then not counted as a leak")
+    args = parser.parse_args(argv)
+    dumps_by_lang: dict[str, list[str]] = defaultdict(list)
+    for spec in args.dump:
+        lang, eq, path = spec.partition("=")
+        if not eq:
+            parser.error(f"--dump {spec}: expected LANG=PATH")
+        dumps_by_lang[lang].append(path)
+    import pyarrow.dataset as ds
+
+    rows = ds.dataset(f"{args.output.rstrip('/')}/data", format="parquet").to_table().to_pylist()
+    totals, flagged, examples = audit_rows(rows, _tokenize_titles, dumps_by_lang)
+    print(format_report(totals, flagged))
+    for (lang, check), details in sorted(examples.items()):
+        for detail in details[: args.show]:
+            print(f"  {lang} {check}: {detail}")
+    worst = max((flagged[lang, "any"] / totals[lang] for lang in totals), default=0.0)
+    return 1 if worst > args.max_flagged_share else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
