@@ -34,6 +34,7 @@ SHARED = Path(os.environ.get("XLU_SHARED", REPO.parent / "shared")) / "data" / "
 EN = SHARED / "enwiki-excerpt.xml.bz2"
 DE = SHARED / "dewiki-excerpt.xml.bz2"  # 79 pages, 3 bz2 blocks: small enough for a whole job in seconds
 MONO = REPO / "corpora" / "samples" / "mono"
+SAMPLE_EN = REPO / "corpora" / "samples" / "wiki" / "enwiki-sample-pages-articles.xml.bz2"
 
 needs_dumps = pytest.mark.skipif(not (EN.exists() and DE.exists()), reason=f"{SHARED} not present")
 
@@ -116,18 +117,33 @@ def test_corrupt_bz2_block_in_a_job_is_counted_and_the_rest_is_read(tmp_path, de
     assert reasons["corrupt_archive"] == 1
 
 
-@needs_dumps
+def sample_text() -> str:
+    # The sample holds one deliberately non-UTF-8 page, which no UTF-16 file can hold: it is replaced
+    # (U+FFFD) in the reference too, so that only the encoding differs.
+    return bz2.decompress(SAMPLE_EN.read_bytes()).decode("utf-8", errors="replace")
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory):
+    """The bundled English sample in UTF-8: small, and it yields examples, so rows can be compared."""
+    base = tmp_path_factory.mktemp("sample")
+    dump = base / "enwiki-utf8.xml.bz2"
+    dump.write_bytes(bz2.compress(sample_text().encode("utf-8")))
+    return base / "out", run_wiki(base / "out", "--dump", f"en={dump}", "--min_mentions_en", "2")
+
+
 @pytest.mark.parametrize("encoding", ["UTF-16", "UTF-16BE", "UTF-8-SIG"])
-def test_utf16_and_bom_dumps_give_the_same_rows(tmp_path, de_run, encoding):
-    """Before: a UTF-16 dump gave exit 0, 0 pages, no stats, no dead letter. After: the same bytes."""
-    reference, clean = de_run
-    dump = tmp_path / "dewiki-utf16.xml.bz2"
-    text = bz2.decompress(DE.read_bytes()).decode("utf-8")
+def test_utf16_and_bom_dumps_give_the_same_rows(tmp_path, sample_run, encoding):
+    """Before: a UTF-16 dump gave exit 0, 0 pages, no stats, no dead letter. After: the same
+    counts and byte-identical Parquet as the UTF-8 dump."""
+    reference, clean = sample_run
+    dump = tmp_path / "enwiki-utf16.xml.bz2"
+    text = sample_text()
     if encoding == "UTF-16BE":
         text = "\ufeff" + text
     dump.write_bytes(bz2.compress(text.encode(encoding.lower())))
-    stats = run_wiki(tmp_path / "out", "--dump", f"de={dump}")
-    assert stats == clean
+    stats = run_wiki(tmp_path / "out", "--dump", f"en={dump}", "--min_mentions_en", "2")
+    assert clean["en"]["examples/answerable"] > 0 and stats == clean
     assert data_bytes(tmp_path / "out") == data_bytes(reference)
 
 
