@@ -92,8 +92,11 @@ def check_dump(flag: str, lang: str, path: str, allow_language_mismatch: bool) -
     except ValueError:
         name = path.rsplit("/", 1)[-1]
         kind = name[name.index("."):] if "." in name else "no extension"
+        unpack = {".gz": f"gunzip -c {name}", ".zip": f"unzip -p {name}", ".xz": f"xz -dc {name}",
+                  ".zst": f"zstd -dc {name}"}.get(kind[kind.rfind("."):] if "." in kind else "")
+        fix = f" (e.g. {unpack} | bzip2 > {name.split('.')[0]}.xml.bz2)" if unpack else ""
         raise UsageError(f"{flag} {value!r}: unsupported file type ({kind}); give a pages-articles dump as .xml or "
-                         ".xml.bz2 (recompress e.g. with: gunzip -c FILE.gz | bzip2 > FILE.xml.bz2)") from None
+                         f".xml.bz2{fix}") from None
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
         info = dumps.read_siteinfo_from_file(f, compression)
     if info is None or allow_language_mismatch or dumps.declared_language_matches(lang, info):

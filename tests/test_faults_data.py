@@ -161,7 +161,8 @@ def test_other_encoding_is_one_counted_dead_letter(tmp_path, capsys):
 
 @needs_dumps
 @pytest.mark.parametrize("content, reason", [(b"", "empty_input"), (bz2.compress(b""), "no_pages"),
-                                             (bz2.compress(b"<mediawiki>\n</mediawiki>\n"), "no_pages")])
+                                             (bz2.compress(b"<mediawiki>\n</mediawiki>\n"), "no_pages")],
+                         ids=["empty-file", "empty-bz2-stream", "no-page"])
 def test_empty_dump_is_a_counted_and_printed_reason(tmp_path, content, reason):
     """Before: exit 0, no count, no warning. After: exit 0, counted, a dead letter and a warning line."""
     dump = tmp_path / "dewiki-empty.xml.bz2"
@@ -194,9 +195,9 @@ def test_language_mismatch_can_be_allowed(tmp_path):
 @pytest.mark.parametrize("make, fragments", [
     (lambda d: d.mkdir() or d, ["is a directory", "give one file"]),
     (lambda d: (d.with_suffix(".xml.gz").write_bytes(gzip.compress(b"<mediawiki/>")), d.with_suffix(".xml.gz"))[1],
-     ["unsupported file type (.xml.gz)", ".xml or .xml.bz2", "gunzip -c"]),
+     ["unsupported file type (.xml.gz)", ".xml or .xml.bz2", "gunzip -c dewiki.xml.gz | bzip2 > dewiki.xml.bz2"]),
     (lambda d: (zipfile.ZipFile(d.with_suffix(".zip"), "w").close(), d.with_suffix(".zip"))[1],
-     ["unsupported file type (.zip)"]),
+     ["unsupported file type (.zip)", "unzip -p dewiki.zip | bzip2"]),
 ], ids=["directory", "gz", "zip"])
 def test_dump_that_is_not_a_dump_file(tmp_path, make, fragments):
     """Before: a 100+ line Beam traceback once the job ran. After: one line, nothing written."""
