@@ -18,11 +18,16 @@ Why it is built this way (DESIGN.md §2, wiki_mrc stage 1):
   and the block's own CRC as the stream CRC) and decompresses it alone, so that a bad block becomes one
   "corrupt_archive" BadRecord (naming the page it cut, if any) and the blocks after it are read. The
   output already delivered is found again by content, so no page is lost or read twice at the switch.
+  Output is held back by 1 MiB so that a block whose CRC fails after it decoded to garbage delivers
+  none of it. A page cut by the damage is the BadRecord; the other pages inside the lost block cannot
+  be named (their bytes are gone), so the record's excerpt says the block's pages were lost.
 - A cut archive yields every page completed before the cut, then one BadRecord.
 - Text encoding comes from the byte-order mark or the XML declaration: UTF-8 and UTF-16 (LE/BE) are read
   (UTF-16 is transcoded to UTF-8 as it streams); any other declared encoding is one BadRecord
-  "unsupported_encoding" that says how to convert the file. An empty file, or one without a single
-  `<page>`, is one BadRecord too ("empty_input", "no_pages"), so that it shows in the counts.
+  "unsupported_encoding" that says how to convert the file. Only a file's first bytes carry a mark, so
+  multistream byte ranges after the first are taken as UTF-8 (as every Wikipedia dump is). An empty
+  file, or one without a single `<page>`, is one BadRecord too ("empty_input", "no_pages"), so that it
+  shows in the counts.
 
 The export schema version (0.10, 0.11, …) changes the XML namespace URI, so tags are matched by local
 name. A page parsed on its own carries no namespace in practice (it is declared on `<mediawiki>`).
