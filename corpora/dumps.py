@@ -117,7 +117,9 @@ def iter_pages(
             if isinstance(chunk, _Gap):
                 # Bytes were lost here: the page they cut is reported, the pages after it go on.
                 if scanner.in_page:
-                    yield _bad(source, scanner.partial_head(), scanner.page_offset, chunk.reason)
+                    head = scanner.partial_head()
+                    record_id = _record_id(head, scanner.page_offset)
+                    yield BadRecord(source, record_id, STAGE, chunk.reason, f"{chunk.detail} | {_excerpt(head)}"[:EXCERPT_CHARS])
                 else:
                     yield BadRecord(source, f"offset:{scanner.offset}", STAGE, chunk.reason, chunk.detail)
                 scanner.reset()
@@ -564,8 +566,7 @@ def _recover(reader: _Compressed, tail: bytes, error: str) -> Iterator[bytes | _
         if damage:
             start, reason = damage
             damage.clear()
-            yield _Gap(reason, f"bz2 data unreadable in compressed bytes {start}-{end} ({error}); the pages in "
-                               "it are lost, reading resumed after it")
+            yield _Gap(reason, f"bz2 bytes {start}-{end} unreadable ({error[:40]}); pages in them lost, read on after")
 
     cursor = 8 * win.base  # bit from which the next magic is searched
     # Byte at which a stream ended (or the input starts): what follows must be a stream header.
