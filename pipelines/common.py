@@ -209,7 +209,22 @@ def run_job(argv, job: str, options_cls, description: str, plan, build, summaris
     stats = read_stats(opts.output)
     summarise(stats, time.time() - started)
     warn_input_problems(stats)
+    fail_if_fatal(stats)
     return stats
+
+
+# `fatal/<reason>` counts mark a run whose input, read in full, held nothing the job can use (every line
+# rejected, say). The step that finds it counts it instead of raising: the run then ends normally, so
+# stats.parquet and dead_letter/ exist, and the job exits 1 with one line that points at them, not with
+# a worker traceback. Job modules register the line for each reason here.
+FATAL_MESSAGES: dict[str, str] = {}
+
+
+def fail_if_fatal(stats: pa.Table) -> None:
+    for lang, values in sorted(stats_by_lang(stats).items()):
+        for metric in sorted(values):
+            if metric.startswith("fatal/") and values[metric]:
+                raise UsageError(FATAL_MESSAGES.get(metric, f"{metric} ({lang}); see dead_letter/ and stats.parquet"))
 
 
 # Counted reasons that concern a whole input (or a region of one), not one record: they get a line of

@@ -181,6 +181,11 @@ class AlpCurveFn(TallyingDoFn):
         yield {"lang": lang, "characters": characters, "curve": curve, "train": train}
 
 
+common.FATAL_MESSAGES["fatal/no_language_with_enough_text"] = (
+    "vocap: no language has enough text for a held-out sentence and a grid model; dead_letter/ says which "
+    "(too_little_text, grid_too_small): give more text, or a smaller --grid")
+
+
 class AllocateAndMergeFn(TallyingDoFn):
     """Every language's curve -> the allocation, the merged model and the small output files."""
 
@@ -192,8 +197,8 @@ class AllocateAndMergeFn(TallyingDoFn):
     def process(self, languages):
         languages = sorted(languages, key=lambda d: d["lang"])
         if not languages:
-            raise ValueError("vocap: no language has enough text for a held-out sentence and a grid model; "
-                             "see dead_letter/ (too_little_text, grid_too_small)")
+            self.tally("fatal", "no_language_with_enough_text", ALL)
+            return
         curves = {d["lang"]: d["curve"] for d in languages}
         shares = vocap.smoothed_shares({d["lang"]: d["characters"] for d in languages}, self.alpha)
         weights = {lang: q ** self.beta for lang, q in shares.items()}

@@ -240,6 +240,11 @@ def count_by_language_pair(batch: list[xy_shards.TokenisedPair]):
     return sorted(counts.items())
 
 
+common.FATAL_MESSAGES["fatal/no_usable_bitext_pair"] = (
+    "xy_corpus: no usable bitext pair (every line empty, too long or unreadable); the counts above and "
+    "dead_letter/ say why each line was dropped")
+
+
 class PairProbsFn(TallyingDoFn):
     """Usable pairs per language pair -> Sinkhorn pair_probs; writes pair_probs.parquet and .png and
     returns the table the draws need: {pair key: (pairs, prob)} and the number of rows to draw."""
@@ -250,7 +255,8 @@ class PairProbsFn(TallyingDoFn):
 
     def process(self, counts):
         if not counts:
-            raise ValueError("xy_corpus: no usable bitext pair (all empty, too long or unreadable); see dead_letter/")
+            self.tally("fatal", "no_usable_bitext_pair", ALL)
+            return
         result = sinkhorn.sinkhorn_pair_probs({tuple(k.split("-")): n for k, n in counts}, self.temperature,
                                               self.epsilon)
         target = self.trtd_pairs or sum(n for _, n in counts)

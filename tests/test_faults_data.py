@@ -255,6 +255,34 @@ def test_xy_corpus_with_an_empty_bitext_file(tmp_path):
     assert_usage_error(result, "--bitext 'fr-ar=", "has no non-empty line")
 
 
+def test_vocap_with_too_little_text_ends_with_one_line(tmp_path):
+    """Lines present but too few for a model. Before: a worker traceback pointing at a dead_letter/
+    that the failed run never wrote. After: the run completes its counts and dead letters, then exit 1
+    with one line."""
+    (tmp_path / "fr.txt").write_text("Une seule phrase.\n")
+    result = job("vocap", "--mono", f"fr={tmp_path / 'fr.txt'}", "--output", str(tmp_path / "out"))
+    assert_usage_error(result, "vocap: no language has enough text", "dead_letter/", "smaller --grid")
+    assert [d["reason"] for d in dead_letters(tmp_path / "out")] == ["too_little_text"]
+
+
+@pytest.fixture(scope="module")
+def vocab(tmp_path_factory) -> Path:
+    from pipelines import vocap
+
+    out = tmp_path_factory.mktemp("vocap") / "out"
+    vocap.run(["--runner", "DirectRunner", "--output", str(out)])
+    return out / "spm.model"
+
+
+def test_xy_corpus_with_no_usable_bitext_line_ends_with_one_line(tmp_path, vocab):
+    (tmp_path / "fr-ar.tsv").write_text("no separator one\nno separator two\n")
+    result = job("xy_corpus", "--mono", f"fr={MONO / 'fr.txt'}", "--mono", f"ar={MONO / 'ar.txt'}", "--vocab", str(vocab),
+                 "--bitext", f"fr-ar={tmp_path / 'fr-ar.tsv'}", "--output", str(tmp_path / "out"))
+    assert_usage_error(result, "xy_corpus: no usable bitext pair", "dead_letter/")
+    assert "read/no_separator" in result.stdout
+    assert [d["reason"] for d in dead_letters(tmp_path / "out")] == ["no_separator", "no_separator"]
+
+
 @pytest.mark.parametrize("kind", ["directory", "empty"])
 def test_clism_pairs_input_that_is_not_text(tmp_path, kind):
     path = tmp_path / "en-fr.tsv"
