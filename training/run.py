@@ -178,7 +178,7 @@ def truncate_metrics(path: Path, step: int) -> None:
 def check_finite(what: str, step: int, **tensors) -> None:
     bad = checkpoint.nonfinite(tensors)
     if bad:
-        raise NonFiniteError(f"step {step}: {len(bad)} tensors of the {what} hold NaN or inf (first: {bad[0]}); "
+        raise NonFiniteError(f"step {step}: NaN or inf in {len(bad)} tensor(s) of the {what} (first: {bad[0]}); "
                              "not saved. Lower --lr (or --grad_clip) and resume from the last checkpoint")
 
 
@@ -367,7 +367,7 @@ def train(args: argparse.Namespace) -> dict:
             progress.set_postfix(loss=f"{loss_value:.4f}")
         if step % cfg.save_every == 0 or step == max_steps:
             # On every rank (the weights are the same on all), so that all stop together.
-            check_finite("checkpoint", step, model=raw_model.state_dict(), optimizer=optimizer.state_dict())
+            check_finite("checkpoint", step, model=dict(raw_model.named_parameters()), optimizer=optimizer.state_dict())
             # Every rank's RNG (their dropout differs), gathered so that each resumes its own.
             rngs = [checkpoint.rng_state()]
             if world > 1:
@@ -378,7 +378,7 @@ def train(args: argparse.Namespace) -> dict:
                     ckpt_dir / f"step-{step:08d}.pt",
                     model=raw_model.state_dict(), optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
                     model_name=args.model, step=step, batches=batches, rng=rngs, world_size=world, max_steps=max_steps,
-                    nonfinite_skips=skipped,
+                    nonfinite_skips=skipped, parameters=[name for name, _ in raw_model.named_parameters()],
                     model_config=raw_model.config.to_dict(), train_config=json.loads(json.dumps(cfg.to_dict())),
                 )
                 checkpoint.prune(ckpt_dir, cfg.keep_checkpoints)
@@ -386,7 +386,7 @@ def train(args: argparse.Namespace) -> dict:
     if progress:
         progress.close()
     if is_main:
-        check_finite("final model", step, model=raw_model.state_dict())
+        check_finite("final model", step, model=dict(raw_model.named_parameters()))
         final = out / "final"
         (spec.save_final or default_save_final)(raw_model, tokenizer, final)
         (final / "train_config.json").write_text((out / "train_config.json").read_text())
