@@ -32,7 +32,7 @@ import torch
 
 from training.collate_mpmr import MPMRCollator
 from training.models.mpmr import wae_loss
-from training.run import lr_lambda, param_groups
+from training.run import NonFiniteError, lr_lambda, param_groups
 from training.tasks import conll, pair_cls, squad
 from training.tasks.reader import load_reader, load_tokenizer
 from training.tasks.spans import greedy_non_overlapping, word_spans
@@ -291,7 +291,10 @@ def finetune(args: argparse.Namespace) -> dict:
             loss = wae_loss(logits, context_mask, batch["answerable"], batch["answer_spans"])
             (loss / args.grad_accum).backward()
             step_loss += loss.item() / args.grad_accum
-        torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip or float("inf"))
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip or float("inf")))
+        if not (math.isfinite(step_loss) and math.isfinite(grad_norm)):  # the update would make the weights NaN
+            raise NonFiniteError(f"step {step}: non-finite loss {step_loss} / gradient norm {grad_norm}; stopped "
+                                 "before the update, no final/ written. Lower --lr")
         optimizer.step()
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
@@ -332,7 +335,7 @@ def main(argv=None) -> None:
     args = build_parser().parse_args(argv)
     try:
         finetune(args)
-    except (FileNotFoundError, ValueError) as e:
+    except (FileNotFoundError, ValueError, NonFiniteError) as e:
         sys.exit(f"training.finetune: {e}")
 
 

@@ -51,7 +51,7 @@ from transformers import AutoTokenizer, XLMRobertaConfig
 from training.collate_clism import QUE_TOKEN, add_que_token
 from training.models.clism import CLISMForQuestionAnswering, with_que_embedding
 from training.remote_code import from_pretrained
-from training.run import lr_lambda, param_groups
+from training.run import NonFiniteError, lr_lambda, param_groups
 from training.tasks import squad
 
 HEADS = ("que", "standard")
@@ -224,7 +224,10 @@ def finetune_once(args, head: str, train_examples, eval_examples, seed: int, max
         with autocast:
             loss, _ = model(**batch)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip or float("inf"))
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip or float("inf")))
+        if not (math.isfinite(loss.item()) and math.isfinite(grad_norm)):  # the update would make the weights NaN
+            raise NonFiniteError(f"step {step}: non-finite loss {loss.item()} / gradient norm {grad_norm}; stopped "
+                                 "before the update, no final/ written. Lower --lr")
         optimizer.step()
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
@@ -351,7 +354,7 @@ def main(argv=None) -> dict:
             result = few_shot(args, train_examples, eval_examples)
         else:
             result = full_data(args, train_examples[: args.max_train_examples], eval_examples, out)
-    except (FileNotFoundError, ValueError) as e:
+    except (FileNotFoundError, ValueError, NonFiniteError) as e:
         sys.exit(f"training.finetune_clism: {e}")
     result = {"args": vars(args), **result}
     (out / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
