@@ -398,7 +398,10 @@ def test_saved_models_load_with_auto_classes_and_give_identical_outputs(trained,
     final = trained / "final"
     disc = AutoModel.from_pretrained(final, trust_remote_code=True).eval()
     gen = AutoModelForMaskedLM.from_pretrained(final / "generator", trust_remote_code=True).eval()
-    assert type(disc).__name__ == "XYLentModel" and type(disc).__module__.startswith("transformers_modules")
+    # `import training` registers the local classes, which transformers prefers even with
+    # trust_remote_code; the folder's own copy of the code, as users outside the project load it, is
+    # checked in a fresh process by test_faults_training.py.
+    assert type(disc).__name__ == "XYLentModel"
     tokenizer = AutoTokenizer.from_pretrained(final, trust_remote_code=True)
     enc = tokenizer(["Lisbon is the capital of Portugal.", "Hanoi là thủ đô của Việt Nam, bên sông Hồng."],
                     padding=True, return_tensors="pt")
