@@ -255,6 +255,13 @@ class WikiLanguage:
         return r"\b[0-9]+(?:x[0-9]+)?\s?(?:%s)\b" % "|".join(sorted(suffixes, key=len, reverse=True))
 
     @cached_property
+    def image_remnant_re(self) -> re.Pattern:
+        """What is left of a file link whose "[[File:" was damaged in the source ("xxxxthumb|250px|A
+        caption"): options up to a pixel size and its pipe; the caption after it is kept."""
+        # Bounded repeats: a line of thousands of pipes ("a|a|a|...") must stay linear.
+        return re.compile(r"[^\s|]{0,40}\|(?:[^\s|]{1,40}\|){0,6}?%s\|" % self.pixel_pattern().replace(r"\b", ""))
+
+    @cached_property
     def dab_phrase_re(self) -> re.Pattern | None:
         phrases = [p.lower() for p in self.disambiguation_phrases if p]
         if not phrases:

@@ -49,11 +49,17 @@ _EMPTY_BRACKETS_RE = re.compile(r"[(\[（【]\s*(?:[;,:.、，；/–—-]\s*)*[
 _GLUED_YEARS_RE = re.compile(r"^(?:1[0-9]|20)[0-9]{2}(?:1[0-9]|20)[0-9]{2}$")
 
 
+# Where authors type "|" for the danda "।" (the sentence end of Devanagari and Bengali script), a
+# pipe between sentences is text.
+_DANDA_LANGUAGES = frozenset({"bn", "hi", "mr", "ne", "sa", "as", "or", "pa", "bh", "mai", "new", "bpy", "anp"})
+
+
 def _markup_re(lang: str) -> re.Pattern:
     options = wiki_language(lang).image_option_words()
     words = "|".join(re.escape(w) for w in sorted(options, key=len, reverse=True) if w)
     pixel = wiki_language(lang).pixel_pattern()
-    alternatives = [_GENERIC_MARKUP, pixel]
+    generic = _GENERIC_MARKUP.replace(r"|\||", "|") if lang in _DANDA_LANGUAGES else _GENERIC_MARKUP
+    alternatives = [generic, pixel]
     if words:
         # Image options are only markup next to a pipe or as a whole word beside a pixel size.
         alternatives.append(r"(?:^|\s)(?:%s)(?=\s*\|)" % words)
@@ -180,7 +186,15 @@ def audit_row(
 
 # A link's shown text, read by a regex (independent of the job's parser): "[[target|text]]" or
 # "[[target]]", plus the letters glued after it.
-_LINK_TEXT_RE = re.compile(r"\[\[([^\[\]|\n]+)(?:\|([^\[\]\n]*))?\]\]([^\W\d_]*)")
+_LINK_TEXT_RE = re.compile(r"\[\[([^\[\]|\n]+)(?:\|([^\[\]\n]*))?\]\]")
+
+
+def _link_texts(wikitext: str, trail_re):
+    """Each link's shown text with its link trail (MediaWiki's $linkTrail of the language)."""
+    for match in _LINK_TEXT_RE.finditer(wikitext):
+        shown = match.group(2) if match.group(2) is not None else match.group(1)
+        trail = trail_re.match(wikitext, match.end()) if trail_re is not None else None
+        yield (shown + (trail.group() if trail else "")).strip()
 
 
 def link_texts_of_pages(dumps_by_lang: dict[str, list[str]], pages: dict[str, set[int]]) -> dict[tuple[str, int], list[str]]:
@@ -190,14 +204,12 @@ def link_texts_of_pages(dumps_by_lang: dict[str, list[str]], pages: dict[str, se
     texts: dict[tuple[str, int], list[str]] = {}
     for lang, paths in dumps_by_lang.items():
         wanted = pages.get(lang, set())
+        trail_re = wiki_language(lang).linktrail_re
         for path in paths:
             with open(path, "rb") as f:
                 for page in iter_pages_from_file(f, path, compression_for(path)):
                     if isinstance(page, RawPage) and page.page_id in wanted:
-                        texts[lang, page.page_id] = [
-                            ((m.group(2) if m.group(2) is not None else m.group(1)) + m.group(3)).strip()
-                            for m in _LINK_TEXT_RE.finditer(page.text)
-                        ]
+                        texts[lang, page.page_id] = list(_link_texts(page.text, trail_re))
     return texts
 
 

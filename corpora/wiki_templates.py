@@ -237,6 +237,7 @@ RENDERERS: dict[str, Renderer] = {
     "ill": _interlanguage_link, "interlanguage link": _interlanguage_link, "interlanguage link multi": _interlanguage_link,
     "仮リンク": _interlanguage_link, "illm": _interlanguage_link, "le": _interlanguage_link, "ill2": _interlanguage_link,
     "link-interwiki": _interlanguage_link, "lien": _interlanguage_link, "internlink": _interlanguage_link,
+    "interlang": lambda positional, named: _arg(positional, 2) or _arg(positional, 1),  # ja {{Interlang|en|Title}}
     "tsl": _tsl, "link-en": _link_foreign, "link-ja": _link_foreign, "link-de": _link_foreign, "link-fr": _link_foreign,
     "sort": _sort, "sortkey": _sort, "sortname": lambda p, n: " ".join(x for x in p[:2] if x), "abbr": _abbr,
     "script": _second, "color": _second, "colour": _second, "font color": _last, "lang-ar": _lang_x,

@@ -240,7 +240,12 @@ def _iter_opaque(text: str):
         replacement = ""
         if name == "nowiki":
             # Content kept literally; the edges also stop a link trail ("[[bus]]<nowiki/>es").
-            content = text[open_end:content_end].translate(_NOWIKI_PROTECT)
+            content = text[open_end:content_end]
+            if content == "''":
+                # "<nowiki>''</nowiki>Thriller<nowiki>''</nowiki>": two apostrophes typed as a
+                # quotation mark, escaped so they do not italicise; they read as one.
+                content = '"'
+            content = content.translate(_NOWIKI_PROTECT)
             replacement = _NOWIKI_EDGE + content + _NOWIKI_EDGE
         yield start, end, replacement
         search_from = end
@@ -581,7 +586,7 @@ def _external_link_label(match: re.Match) -> str:
 
 # Attributes may not hold markers: a tag holding half an anchor is left alone rather than cut.
 _HTML_TAG_RE = re.compile(
-    r"<(/?)(?:(%s)|(br)|(?:%s))\b(?:\s[^<>\x00-\x08\x1f]*)?/?>" % (_BLOCK_TAGS, _INLINE_TAGS), re.IGNORECASE
+    r"<(/?)(?:(%s)|(br)|(?:%s))\b(?:\s[^<>\x00-\x08\x1f]*)?/?\s*>" % (_BLOCK_TAGS, _INLINE_TAGS), re.IGNORECASE
 )
 
 
@@ -733,9 +738,10 @@ _EMPTY_MARKUP_RE = re.compile("\x01[0-9]+\x1f\x02|\x04\x05|\x06\x06")
 
 # What dropped templates leave inside brackets and between separators: "( )", "(; ;)", "(, born",
 # "Greek: , Apollōn". Marker characters are never matched, so no anchor is touched.
-_EMPTY_BRACKETS_RE = re.compile(r"\s?[(\[（［]\s*(?:[;,:.、，；：/–—-]\s*)*[)\]）］]")
+# \x06 (a nowiki edge) may sit inside: "(''{{x}}'')" keeps one between its two italic toggles.
+_EMPTY_BRACKETS_RE = re.compile(r"\s?[(\[（［][\s\x06]*(?:[;,:.、，；：/–—-][\s\x06]*)*[)\]）］]")
 _LEADING_SEPARATOR_RE = re.compile(r"([(（])\s*(?:[;,、，；]\s*)+")
-_TRAILING_SEPARATOR_RE = re.compile(r"(?:\s*[;,、，；])+\s*([)）])")
+_TRAILING_SEPARATOR_RE = re.compile(r"(?:\s?[;,、，；]){1,8}\s?([)）])")  # bounded: linear on ", , , ..."
 _DOUBLED_SEPARATOR_RE = re.compile(r"([,;:，；：、])(?:\s*[,;，；、])+")
 _SPACE_BEFORE_PUNCTUATION_RE = re.compile(r" +([,;.:)])(?=\s|$)")
 
@@ -750,22 +756,27 @@ def _tidy(text: str, language: WikiLanguage) -> str:
         text = _SPACES_RE.sub(" ", text)
     if "(" in text or "[" in text or "（" in text:
         text = _repair_brackets(text)
-    if ", ," in text or ",," in text or ": ," in text or "; ;" in text or ";;" in text or "，，" in text or "、、" in text:
-        text = _DOUBLED_SEPARATOR_RE.sub(r"\1", text)
+    text = _DOUBLED_SEPARATOR_RE.sub(r"\1", text)
     # A line without a letter or digit is what removed markup left ("." after "* {{DMOZ|..}}.");
     # such lines are short, so only short lines pay for the regex.
     lines = [line for line in (line.strip(" ") for line in text.split("\n")) if len(line) > 8 or _WORD_RE.search(line)]
     if "|" in text:
-        lines = [line for line in lines if not _is_pipe_separated(line)]
+        lines = [line for line in (language.image_remnant_re.sub("", line) for line in lines) if not _is_pipe_separated(line)]
     if _HEADING in text:
         lines = _without_headings(lines, language)
     return "\n".join(line for line in lines if line)
 
 
 def _is_pipe_separated(line: str) -> bool:
-    """A line of items between pipes is a navigation bar ("[[4 March]] | 5 March | [[6 March]]") or
-    table residue, not prose. A single pipe may be text MediaWiki shows ("[[<bad>|x]]"): kept."""
-    return line.count("|") >= 2
+    """A line of short items between pipes is a navigation bar ("[[4 March]] | 5 March | [[6 March]]")
+    or table residue, not prose. A single pipe may be text MediaWiki shows ("[[<bad>|x]]"), and
+    Bengali, Hindi and Marathi authors often type "|" for the danda "।" between whole sentences:
+    both kept (items of a navigation bar are a few words; sentences are longer)."""
+    bars = line.count("|")
+    return bars >= 2 and (len(line) - bars) / (bars + 1) <= _NAVIGATION_ITEM_CHARS
+
+
+_NAVIGATION_ITEM_CHARS = 30
 
 
 def _repair_brackets(text: str) -> str:

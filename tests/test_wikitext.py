@@ -388,6 +388,7 @@ MEGABYTE = 1_000_000
 JUNK_UNITS = [
     "{{{{[[", "[[{{", "<ref>", "<ref name=x>[[a|", "<!--", "{|\n", "|}\n", "'" * 4, "[[a|b]]]]",
     "[http://x ", "\n==x", "[[<", "[[File:x|", "&#", "<span ", "{{a|", "-{",
+    "a|", "x|5px|", "( , ", ", ; ", "(''{{x}}'') ", "1{{ndash}}", "{{lang|x|", "{{nowrap|{{ndash}}",
 ]
 JUNK = {
     **{unit: unit * (MEGABYTE // len(unit)) for unit in JUNK_UNITS},
