@@ -1,0 +1,92 @@
+"""Per-language knowledge: the table, the dump's siteinfo on top, and any Wikipedia code."""
+import bz2
+from pathlib import Path
+
+import pytest
+
+from corpora import dumps
+from corpora.languages import WIKIPEDIA_LANGUAGES, wiki_language
+from corpora.wiki_language_data import LANGUAGE_DATA
+from corpora.words import SUPPORTED_LANGS
+from corpora.wikitext import parse_wikitext
+
+WIKIPEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikipedia"
+
+
+def test_the_table_covers_the_papers_24_languages():
+    assert set(LANGUAGE_DATA) == set(SUPPORTED_LANGS)
+    for code in SUPPORTED_LANGS:
+        language = wiki_language(code)
+        assert language.in_paper and language.file_namespaces and language.tail_sections, code
+
+
+@pytest.mark.parametrize(
+    "lang, wikitext, expected",
+    [
+        # Localised File namespace and image options: the caption never reaches the text.
+        ("el", "Η πόλη. [[Αρχείο:Patra.jpg|μικρογραφία|δεξιά|250px|Άποψη]] Τέλος.", "Η πόλη. Τέλος."),
+        ("vi", "Thành phố. [[Tập tin:Hue.jpg|nhỏ|phải|250px|Một cảnh]] Hết.", "Thành phố. Hết."),
+        ("bn", "শহর। [[চিত্র:Dhaka.jpg|থাম্ব|ডান|ঢাকা]] শেষ।", "শহর। শেষ।"),
+        # A file under a namespace nobody declared: recognised by its extension or its options.
+        ("xmf", "Text [[Სურათი:X.jpg|thumb|caption]] end.", "Text end."),
+        ("en", "Text [[Unknownns:Y|thumb|left|caption]] end.", "Text end."),
+    ],
+)
+def test_files_and_captions_are_dropped_in_the_local_namespace(lang, wikitext, expected):
+    assert parse_wikitext(wikitext, lang).text == expected
+
+
+def test_link_trails_follow_the_language():
+    page = parse_wikitext("Η [[βιολογία]]ς είναι επιστήμη.", "el")
+    assert page.text == "Η βιολογίας είναι επιστήμη."
+    assert page.text[page.anchors[0].start : page.anchors[0].end] == "βιολογίας"
+    de = parse_wikitext("Die [[Stadt]]mauer.", "de")
+    assert de.text[de.anchors[0].start : de.anchors[0].end] == "Stadtmauer"
+    zh = parse_wikitext("[[成都]]市是城市。", "zh")  # no trail in unspaced Chinese
+    assert zh.text[zh.anchors[0].start : zh.anchors[0].end] == "成都"
+
+
+@pytest.mark.parametrize(
+    "lang, heading",
+    [("de", "Weblinks"), ("de", "Einzelnachweise"), ("el", "Παραπομπές"), ("vi", "Tham khảo"), ("ja", "関連項目"),
+     ("zh", "参见"), ("fr", "Voir aussi"), ("ru", "Примечания")],
+)
+def test_localised_tail_sections_are_dropped(lang, heading):
+    page = parse_wikitext(f"Prose here.\n== {heading} ==\n* [[Somewhere]] list item\n", lang)
+    assert page.text == "Prose here." and not page.anchors
+
+
+@pytest.mark.parametrize(
+    "lang, wikitext",
+    [("el", "{{Αποσαφήνιση}}"), ("de", "{{Begriffsklärung}}"), ("vi", "{{Trang định hướng}}"), ("th", "{{แก้ความกำกวม}}"),
+     ("zh", "{{disambig}}"), ("ja", "{{aimai}}"), ("fr", "__HOMONYMIE__"), ("en", "{{Geodis}}")],
+)
+def test_localised_disambiguation_pages_are_recognised(lang, wikitext):
+    assert parse_wikitext(f"X may be:\n* [[A]]\n* [[B]]\n{wikitext}", lang).is_disambiguation
+
+
+def test_siteinfo_namespaces_are_added_to_the_profile():
+    profile = wiki_language("xmf").with_siteinfo({6: "სურათი", 14: "კატეგორია", 10: "თარგი"})
+    assert "სურათი" in profile.file_namespaces and "კატეგორია" in profile.category_namespaces
+    page = parse_wikitext("A [[სურათი:X|caption]] [[კატეგორია:Y]] [[თარგი:Z|z]] b.", profile)
+    assert page.text == "A z b." and not page.anchors
+
+
+@pytest.mark.parametrize("name", ["elwiki-excerpt.xml.bz2", "viwiki-excerpt.xml.bz2", "jawiki-excerpt.xml.bz2"])
+def test_real_siteinfo_names_are_all_in_the_table(name):
+    path = WIKIPEDIA / name
+    if not path.exists():
+        pytest.skip(f"{path} not present")
+    with open(path, "rb") as f:
+        info = dumps.read_siteinfo_from_file(f, "bz2")
+    language = wiki_language(info.lang)
+    for key, kind in ((6, language.file_namespaces), (14, language.category_namespaces)):
+        assert info.namespaces[key].lower() in kind
+
+
+def test_any_wikipedia_code_gets_a_profile():
+    assert len(WIKIPEDIA_LANGUAGES) > 300
+    for code in ("ca", "uk", "hy", "ceb", "zh-yue"):
+        language = wiki_language(code)
+        assert not language.in_paper and "file" in language.file_namespaces
+    assert not wiki_language("zh-yue").joins_with_space

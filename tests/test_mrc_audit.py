@@ -1,0 +1,99 @@
+"""The wiki_mrc audit: each check flags what breaks it and nothing else; on every real excerpt the
+job's rows pass it (the slow test runs the job)."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+
+from corpora.mrc_audit import CHECKS, audit_row, audit_rows, title_leaks
+from corpora.languages import wiki_language
+from corpora.mrc_audit import _markup_re
+
+WIKIPEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikipedia"
+
+
+def row(query, context, answers=((0, 0),), answerable=True, lang="en", entity="Paris"):
+    return {
+        "lang": lang, "entity": entity, "query_words": query.split(), "context_words": context.split(),
+        "answers": [{"start": s, "end": e} for s, e in answers] if answerable else [], "answerable": answerable,
+        "definition_page": 1, "mention_page": 2,
+    }
+
+
+def checks(r, titles=(("paris",),), linked=()):
+    language = wiki_language(r["lang"])
+    return set(audit_row(r, list(titles), _markup_re(r["lang"]), language.disambiguation_phrase_re(), linked))
+
+
+CLEAN = row("[MASK] is the capital of France .", "Paris is big and old .")
+
+
+@pytest.mark.parametrize(
+    "bad, check",
+    [
+        (row("[MASK] is the capital .", "Paris thumb|right|The view"), "markup"),
+        (row("[MASK] is the capital .", "Paris is 250px wide"), "markup"),
+        (row("[MASK] is [[the]] capital .", "Paris is big"), "markup"),
+        (row("[MASK] ( ; ; ) is the capital .", "Paris is big"), "empty_brackets"),
+        (row("[MASK] was founded 17751783 .", "Paris is big"), "glued_numbers"),
+        (row("[MASK] is Paris .", "Paris is big"), "title_in_query"),
+        (row("[MASK] or Parisi is the capital .", "Paris is big"), "title_in_query"),  # another ending
+        (row("[MASK] is the capital .", "Paris is big and paris is old", answers=[(0, 0)]), "unmarked_mention"),
+        (row("[MASK] is the capital .", "Rome and Paris", answerable=False), "unmarked_mention"),
+        (row("[MASK] is the capital .", "Paris may refer to : a city"), "disambiguation"),
+        (row("[MASK] είναι πόλη .", "Paris μικρογραφία|Η πόλη", lang="el"), "markup"),
+    ],
+)
+def test_each_check_flags_what_breaks_it(bad, check):
+    assert check in checks(bad)
+    assert checks(CLEAN) == set()
+
+
+def test_what_is_text_is_not_flagged():
+    # A danda typed as "|" in Bengali, an HTML tag named in prose, a title inside a longer link.
+    assert checks(row("[MASK] একটি শহর ।", "Paris বড় | শহর", lang="bn")) == set()
+    assert checks(row("[MASK] is a city .", "Paris : < s > is an HTML tag")) == set()
+    assert title_leaks("[MASK] uses the GNU Project licence".split(), [("gnu",)], [("GNU", "Project")], True, True) is None
+    assert title_leaks("[MASK] and GNU".split(), [("gnu",)], [("GNU", "Project")], True, True) == ("gnu",)
+
+
+def test_report_counts_rows_per_language():
+    rows = [CLEAN, row("[MASK] is Paris .", "Paris is big"), row("[MASK] ( ) x", "Paris ok", lang="de")]
+    totals, flagged, _ = audit_rows(rows, lambda lang, titles: [t.split() for t in titles])
+    assert totals == {"en": 2, "de": 1}
+    assert flagged["en", "title_in_query"] == 1 and flagged["en", "any"] == 1 and flagged["de", "empty_brackets"] == 1
+    assert set(CHECKS) >= {"markup", "title_in_query"}
+
+
+EXCERPTS = {"en": "enwiki-excerpt.xml.bz2", "de": "dewiki-excerpt.xml.bz2", "el": "elwiki-excerpt.xml.bz2",
+            "ja": "jawiki-excerpt.xml.bz2", "vi": "viwiki-excerpt.xml.bz2"}
+
+
+@pytest.mark.slow
+def test_every_real_excerpt_passes_the_audit(tmp_path):
+    """The issue's bar: on each real excerpt (min mentions 2; de, whose 20 articles link mostly outside
+    the excerpt, at 1) at most 1% of rows flagged, none with markup. Measured: el 7,362 rows 0.0%
+    flagged, en 160, ja 1,418, vi 2,486 and de 0%."""
+    paths = {lang: WIKIPEDIA / name for lang, name in EXCERPTS.items()}
+    if not all(p.exists() for p in paths.values()):
+        pytest.skip("the real excerpts are not in ../shared/data/wikipedia")
+    dump_flags = [f"--dump={lang}={path}" for lang, path in paths.items()]
+    for lang, minimum in (("de", "1"),):
+        out = tmp_path / lang
+        subprocess.run([sys.executable, "-m", "pipelines.wiki_mrc", "--runner", "DirectRunner", f"--dump={lang}={paths[lang]}",
+                        "--min_mentions", minimum, "--output", str(out)], check=True, capture_output=True)
+    out = tmp_path / "all"
+    others = [f for f in dump_flags if not f.startswith("--dump=de=")]
+    subprocess.run([sys.executable, "-m", "pipelines.wiki_mrc", "--runner", "DirectRunner", *others,
+                    "--min_mentions_en", "2", "--min_mentions", "2", "--output", str(out)], check=True, capture_output=True)
+    for folder in (tmp_path / "de", out):
+        result = subprocess.run([sys.executable, "-m", "corpora.mrc_audit", str(folder), *dump_flags],
+                                capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout
+        rows = ds.dataset(folder / "data", format="parquet").to_table().to_pylist()
+        assert rows
+        report = result.stdout.splitlines()
+        for line in report[1 : 1 + len({r["lang"] for r in rows})]:
+            assert line.split()[4] == "0", line  # the markup column

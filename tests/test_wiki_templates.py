@@ -1,0 +1,65 @@
+"""Inline templates that carry text of the sentence are rendered; the rest leave no residue."""
+import pytest
+
+from corpora.wiki_templates import render, split_arguments
+from corpora.wikitext import parse_wikitext
+
+
+def text(wikitext: str, lang: str = "en") -> str:
+    return parse_wikitext(wikitext, lang).text
+
+
+@pytest.mark.parametrize(
+    "wikitext, expected",
+    [
+        ("The war (1775{{ndash}}1783) ended.", "The war (1775–1783) ended."),
+        ("Rome{{snd}}the city.", "Rome – the city."),
+        ("An area of {{convert|105|km2|sqmi}}, the city is old.", "An area of 105 km2, the city is old."),
+        ("From {{convert|5|to|10|km|mi}} long.", "From 5 to 10 km long."),
+        ("Apollo ({{lang|grc|Ἀπόλλων}}, Apollōn) is a god.", "Apollo (Ἀπόλλων, Apollōn) is a god."),
+        ("Algeria ({{lang-ar|الجزائر}}) is big.", "Algeria (الجزائر) is big."),
+        ("It is {{nowrap|5 km}} long.", "It is 5 km long."),
+        ("Born {{birth date|1952|3|11}} in Rome.", "Born 1952-03-11 in Rome."),
+        ("About {{circa|1500}} it fell.", "About c. 1500 it fell."),
+        ("{{nihongo|Tokyo|東京|Tōkyō}} is a city.", "Tokyo (東京, Tōkyō) is a city."),
+        ("{{仮リンク|ジョン・スミス|en|John Smith}}は作家である。", "ジョン・スミスは作家である。"),
+        ("A {{nowrap|1{{ndash}}2}} range.", "A 1–2 range."),  # nested
+        ("Half is {{frac|1|2}}.", "Half is 1/2."),
+    ],
+)
+def test_text_bearing_templates_are_rendered(wikitext, expected):
+    lang = "ja" if "仮リンク" in wikitext else "en"
+    assert text(wikitext, lang) == expected
+
+
+@pytest.mark.parametrize(
+    "wikitext, expected",
+    [
+        ("Paris ({{IPA-fr|paʁi}}) is big.", "Paris is big."),
+        ("[[Apollo]] ({{IPA|x}}; {{audio|a.ogg}}; {{respell|x}}) is a god.", "Apollo is a god."),
+        ("Ho ({{IPAc-en|x}}; born 1950) wrote.", "Ho (born 1950) wrote."),
+        ("Greek: {{lang|grc|}}, Apollōn.", "Greek: Apollōn."),
+        ("A 1775{{unknown template}}1783 date.", "A 1775 1783 date."),  # never glued
+        ("Tên ({{chú thích web|url=x}}; {{cn}}; {{x}}) là.", "Tên là."),
+        ("東京（{{lang-en|}}、{{IPA|x}}）は都市。", "東京は都市。"),
+    ],
+)
+def test_dropped_templates_leave_no_empty_brackets_or_separators(wikitext, expected):
+    lang = "ja" if "東京" in wikitext else "en"
+    assert text(wikitext, lang) == expected
+
+
+def test_arguments_split_at_top_level_pipes_only():
+    name, positional, named = split_arguments("lang|fr|[[Paris|la ville]] {{nowrap|a|b}}|text=x")
+    assert name == "lang" and positional == ["fr", "[[Paris|la ville]] {{nowrap|a|b}}"] and named == {"text": "x"}
+
+
+def test_links_inside_rendered_templates_become_anchors():
+    page = parse_wikitext("Paris ({{lang|fr|[[Paris|la ville]]}}) is big.", "en")
+    assert page.text == "Paris (la ville) is big."
+    assert [(page.text[a.start : a.end], a.target) for a in page.anchors] == [("la ville", "Paris")]
+
+
+def test_unknown_templates_are_not_rendered():
+    assert render("cite web|url=x|title=y", lambda s: s) is None
+    assert render("Infobox country|name=x", lambda s: s) is None
