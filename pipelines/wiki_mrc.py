@@ -55,7 +55,8 @@ class WikiMrcOptions(PipelineOptions):
         parser.add_argument(
             "--dump", action="append", metavar="LANG=PATH",
             help="a pages-articles dump (.xml, .xml.bz2, or multistream .xml.bz2 with its -index.txt.bz2 beside it); "
-            "repeatable; any Beam filesystem path. Without any, the bundled sample (en, zh, th, ar, hi) is used.",
+            "repeatable; any Beam filesystem path; LANG is any Wikipedia language code (the paper's 24 get their own "
+            "tokenisers). Without any, the bundled sample (en, zh, th, ar, hi) is used.",
         )
         parser.add_argument("--query_words", type=int, default=50, help="Q: words of the definition article in the query (paper: 50)")
         parser.add_argument("--context_words", type=int, default=200, help="C: words of context around a mention (paper: 200)")
