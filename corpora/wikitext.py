@@ -739,9 +739,11 @@ _EMPTY_MARKUP_RE = re.compile("\x01[0-9]+\x1f\x02|\x04\x05|\x06\x06")
 # What dropped templates leave inside brackets and between separators: "( )", "(; ;)", "(, born",
 # "Greek: , Apollōn". Marker characters are never matched, so no anchor is touched.
 # \x06 (a nowiki edge) may sit inside: "(''{{x}}'')" keeps one between its two italic toggles.
-_EMPTY_BRACKETS_RE = re.compile(r"\s?[(\[（［][\s\x06]*(?:[;,:.、，；：/–—-][\s\x06]*)*[)\]）］]")
+# Every pattern starts with a character class, which `re` scans for quickly; the space a removal
+# leaves before it is collapsed afterwards.
+_EMPTY_BRACKETS_RE = re.compile(r"[(\[（［][\s\x06]*(?:[;,:.、，；：/–—-][\s\x06]*)*[)\]）］]")
 _LEADING_SEPARATOR_RE = re.compile(r"([(（])\s*(?:[;,、，；]\s*)+")
-_TRAILING_SEPARATOR_RE = re.compile(r"(?:\s?[;,、，；]){1,8}\s?([)）])")  # bounded: linear on ", , , ..."
+_TRAILING_SEPARATOR_RE = re.compile(r"[;,、，；](?:\s?[;,、，；]){0,7}\s?([)）])")  # bounded: linear on ", , , ..."
 _DOUBLED_SEPARATOR_RE = re.compile(r"([,;:，；：、])(?:\s*[,;，；、])+")
 _SPACE_BEFORE_PUNCTUATION_RE = re.compile(r" +([,;.:)])(?=\s|$)")
 
@@ -761,7 +763,10 @@ def _tidy(text: str, language: WikiLanguage) -> str:
     # such lines are short, so only short lines pay for the regex.
     lines = [line for line in (line.strip(" ") for line in text.split("\n")) if len(line) > 8 or _WORD_RE.search(line)]
     if "|" in text:
-        lines = [line for line in (language.image_remnant_re.sub("", line) for line in lines) if not _is_pipe_separated(line)]
+        lines = [
+            line for line in (language.image_remnant_re.sub("", line) if "|" in line else line for line in lines)
+            if not _is_pipe_separated(line)
+        ]
     if _HEADING in text:
         lines = _without_headings(lines, language)
     return "\n".join(line for line in lines if line)
@@ -787,6 +792,8 @@ def _repair_brackets(text: str) -> str:
         text = repaired
     text = _LEADING_SEPARATOR_RE.sub(r"\1", text)
     text = _TRAILING_SEPARATOR_RE.sub(r"\1", text)
+    while "  " in text:
+        text = text.replace("  ", " ")
     if " ," in text or " ;" in text or " )" in text or " ." in text or " :" in text:
         text = _SPACE_BEFORE_PUNCTUATION_RE.sub(r"\1", text)
     return text
