@@ -289,7 +289,7 @@ def test_bold_run_closes_at_line_end():
 def test_whitespace_left_by_removed_markup_is_repaired():
     page = parse("Paris ({{IPA|paʁi}}) is {{nowrap|big}} . A {{cn}}, B {{x}}. C ({{lang|fr|x}}, old).\n\n\n  D  ")
     # nowrap and lang carry text of the sentence (corpora/wiki_templates.py); IPA, cn and x do not.
-    assert page.text == "Paris is big. A, B. C (x, old).\nD"
+    assert page.text == "Paris is big . A, B. C (x, old).\nD"  # the author's " ." is kept
 
 
 def test_language_conversion_markup_in_zh():
