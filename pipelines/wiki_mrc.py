@@ -29,6 +29,7 @@ from pipelines.wiki_mrc_transforms import (
     ParsePagesFn,
     ReadDumps,
     language_profiles,
+    siteinfo_namespaces,
     ResolveLinksFn,
     SelectMentionsFn,
     StoredText,
@@ -91,7 +92,10 @@ def plan(opts) -> tuple[list[DumpSpec], str]:
     for lang, paths in sorted(by_lang.items()):
         for path in paths:
             common.check_dump("--dump", lang, path, opts.allow_language_mismatch)
-    specs = [DumpSpec(lang, path, multistream_index_for(path)) for lang, paths in sorted(by_lang.items()) for path in paths]
+    specs = [
+        DumpSpec(lang, path, multistream_index_for(path), siteinfo_namespaces(path))
+        for lang, paths in sorted(by_lang.items()) for path in paths
+    ]
     return specs, f"{len(specs)} dump(s) in {', '.join(sorted(by_lang))}"
 
 

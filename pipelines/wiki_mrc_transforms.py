@@ -114,6 +114,7 @@ class DumpSpec(NamedTuple):
     lang: str
     path: str
     index_path: str | None
+    namespaces: tuple = ()  # ((key, name), ...) from the dump's <siteinfo>, read by the job's plan()
 
 
 def multistream_index_for(path: str) -> str | None:
@@ -145,23 +146,28 @@ def plan_reads(spec: DumpSpec, streams_per_range: int):
     yield spec.lang, spec.path, None, None
 
 
+def siteinfo_namespaces(path: str) -> tuple:
+    """The namespace names a dump's <siteinfo> declares (a few KB at the head of the file); () when
+    it has none (a WikiExtractor-era excerpt, a damaged head), and the job says so."""
+    try:
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            info = dumps.read_siteinfo_from_file(f, dumps.compression_for(path))
+    except Exception as error:  # a head we cannot read costs the local names, never the job
+        logging.warning("%s: cannot read <siteinfo> (%s); using the language table's namespace names", path, error)
+        return ()
+    if info is None or not info.namespaces:
+        logging.warning("%s: no <siteinfo> namespaces; using the language table's names", path)
+        return ()
+    return tuple(sorted(info.namespaces.items()))
+
+
 def language_profiles(specs: list[DumpSpec]) -> dict[str, WikiLanguage]:
-    """Each language's profile with the namespace names its dumps' <siteinfo> declare (read before
-    the pipeline starts: a few KB at the head of each file). A dump without a readable siteinfo
-    (a WikiExtractor-era excerpt, a damaged head) keeps the table's names, and the job says so."""
+    """Each language's profile with the namespace names its dumps' <siteinfo> declared."""
     profiles: dict[str, WikiLanguage] = {}
     for spec in specs:
         profile = profiles.get(spec.lang) or wiki_language(spec.lang)
-        try:
-            with FileSystems.open(spec.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-                info = dumps.read_siteinfo_from_file(f, dumps.compression_for(spec.path))
-        except (OSError, ValueError) as error:
-            info = None
-            logging.warning("%s: cannot read <siteinfo> (%s)", spec.path, error)
-        if info is None or not info.namespaces:
-            logging.warning("%s: no <siteinfo> namespaces; using the table's names for %s", spec.path, spec.lang)
-        else:
-            profile = profile.with_siteinfo(info.namespaces)
+        if spec.namespaces:
+            profile = profile.with_siteinfo(dict(spec.namespaces))
         profiles[spec.lang] = profile
     return profiles
 
