@@ -45,7 +45,7 @@ _GENERIC_MARKUP = (
     r"\[\[|\]\]|\{\{|\}\}|\||''|==|__[A-Z]{3,}__|&[a-z]+;"
     r"|<\s*/?\s*(?:%s)\b[^<>]*>|<\s*[a-zA-Z][a-zA-Z0-9]*\s+[a-z]+\s*=[^<>]*>|<\s*br\s*/?\s*/\s*>" % _WIKI_TAGS
 )
-_EMPTY_BRACKETS_RE = re.compile(r"[(\[（【]\s*(?:[;,:.、，；/–—-]\s*)*[)\]）】]")
+_EMPTY_BRACKETS_RE = re.compile(r"[(\[（【]\s*(?:[;,:、，；/–—-]\s*)*[)\]）】]")  # "(...)", "(.)" are text
 _GLUED_YEARS_RE = re.compile(r"^(?:1[0-9]|20)[0-9]{2}(?:1[0-9]|20)[0-9]{2}$")
 
 

@@ -743,7 +743,7 @@ _EMPTY_MARKUP_RE = re.compile("\x01[0-9]+\x1f\x02|\x04\x05|\x06\x06")
 # brackets holding only separators go, a separator just inside a bracket goes. The space a removal
 # leaves before it is collapsed afterwards.
 _RESIDUE_RE = re.compile(
-    r"[(\[（［][\s\x06]*(?:[;,:.、，；：/–—-][\s\x06]*)*[)\]）］]"
+    r"[(\[（［][\s\x06]*(?:[;,:、，；：/–—-][\s\x06]*)*[)\]）］]"  # not ".": "(...)" elides, "(.)" names a stop
     r"|(?P<opening>[(（])[\s\x06]*(?:[;,、，；][\s\x06]*)+"
     r"|[;,、，；](?:\s?[;,、，；]){0,7}\s?(?P<closing>[)）])"  # bounded: linear on ", , , ..."
 )
