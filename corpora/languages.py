@@ -271,9 +271,6 @@ class WikiLanguage:
         alternatives = "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True))
         return re.compile(r"(?:%s)\s?[:：]" % alternatives, re.IGNORECASE)
 
-    def disambiguation_phrase_re(self) -> re.Pattern | None:
-        return self.dab_phrase_re
-
     def is_disambiguation_template(self, name: str) -> bool:
         key = _namespace_key(name)
         colon = key.find(":")

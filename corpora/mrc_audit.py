@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 
 from corpora.entity_masking import is_inflected_variant
 from corpora.languages import wiki_language
+from corpora.mrc_examples import find_spans
 from corpora.name_folding import fold_words
 from corpora.titles import strip_qualifier
 
@@ -64,28 +65,6 @@ def _markup_re(lang: str) -> re.Pattern:
         # Image options are only markup next to a pipe or as a whole word beside a pixel size.
         alternatives.append(r"(?:^|\s)(?:%s)(?=\s*\|)" % words)
     return re.compile("|".join(alternatives))
-
-
-def _spans_equal(words: Sequence[str], target: Sequence[str], joins_with_space: bool) -> list[tuple[int, int]]:
-    """Word spans of `words` equal to `target` up to case (by characters where words join without space)."""
-    folded = fold_words(words, False)
-    goal = fold_words(target, False)
-    if not goal:
-        return []
-    if joins_with_space:
-        n = len(goal)
-        return [(i, i + n - 1) for i in range(len(folded) - n + 1) if folded[i : i + n] == goal]
-    goal_text = "".join(goal)
-    spans = []
-    for i in range(len(folded)):
-        text = ""
-        for j in range(i, len(folded)):
-            text += folded[j]
-            if len(text) >= len(goal_text):
-                if text == goal_text:
-                    spans.append((i, j))
-                break
-    return spans
 
 
 def _char_spans(words: Sequence[str], name_words: Sequence[str], joins_with_space: bool, strip_accents: bool):
@@ -170,7 +149,7 @@ def audit_row(
         covered = {i for s, e in answers for i in range(s, e + 1)}
         for name in names:
             missed = next(
-                (span for span in _spans_equal(context, name, spaced) if not covered & set(range(span[0], span[1] + 1))),
+                (span for span in find_spans(context, name, spaced) if not covered & set(range(span[0], span[1] + 1))),
                 None,
             )
             if missed:
@@ -248,7 +227,7 @@ def audit_rows(rows: Iterable[dict], tokenize_title, dumps_by_lang: dict[str, li
     for row in rows:
         lang = row["lang"]
         if lang not in patterns:
-            patterns[lang] = (_markup_re(lang), wiki_language(lang).disambiguation_phrase_re())
+            patterns[lang] = (_markup_re(lang), wiki_language(lang).dab_phrase_re)
         totals[lang] += 1
         failed = audit_row(
             row, title_words[lang].get(row["entity"], []), *patterns[lang], linked.get((lang, row["definition_page"]), ())

@@ -24,7 +24,7 @@ def row(query, context, answers=((0, 0),), answerable=True, lang="en", entity="P
 
 def checks(r, titles=(("paris",),), linked=()):
     language = wiki_language(r["lang"])
-    return set(audit_row(r, list(titles), _markup_re(r["lang"]), language.disambiguation_phrase_re(), linked))
+    return set(audit_row(r, list(titles), _markup_re(r["lang"]), language.dab_phrase_re, linked))
 
 
 CLEAN = row("[MASK] is the capital of France .", "Paris is big and old .")
