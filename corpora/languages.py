@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover - only while the extract is being writte
     _DATA = {}
 
 # MediaWiki namespace ids.
-NS_MEDIA, NS_SPECIAL, NS_FILE, NS_TEMPLATE, NS_CATEGORY = -2, -1, 6, 10, 14
+NS_FILE, NS_TEMPLATE, NS_CATEGORY = 6, 10, 14
 
 # Scripts written without spaces between words (the tokeniser decides word boundaries).
 UNSPACED = frozenset({"zh", "ja", "th", "lzh", "wuu", "yue", "zh-yue", "zh-classical", "gan", "my", "km", "lo", "bo", "dz"})
@@ -172,7 +172,6 @@ _ENGLISH_DAB_TEMPLATES = (
     "disambiguation cleanup", "dab cleanup", "disambig-cleanup", "hndisambig", "surname disambiguation",
 )
 _ENGLISH_DAB_PHRASES = ("may refer to", "may also refer to", "can refer to", "may stand for")
-_ENGLISH_DAB_MAGIC = ("__DISAMBIG__",)
 
 # Cross-wiki disambiguation templates (many wikis keep the English name as a redirect).
 _DAB_SUFFIXES = ("disambiguation", "曖昧さ回避", "homonymie", "消歧义", "消歧義")
