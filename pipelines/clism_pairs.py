@@ -26,6 +26,7 @@ from corpora.ner_spans import MAX_SPAN_WORDS, ner_pipeline_available
 from corpora.schemas import CLISM_SCHEMA
 from corpora.words import SUPPORTED_LANGS
 from pipelines import common
+from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from pipelines.clism_transforms import BuildClismPairs, ReadPairs
 
 JOB = "clism_pairs"
@@ -151,13 +152,31 @@ def build(p: beam.Pipeline, opts, sources: list[parallel.PairSource]) -> None:
     out = opts.output
     read = p | "ReadPairs" >> ReadPairs(sources, opts.max_words)
     rows, stats, dead = read["pairs"] | "BuildClismPairs" >> BuildClismPairs(opts)
-    rows | "WriteRows" >> common.WriteSortedParquetShards(FileSystems.join(out, "data"), "train", CLISM_SCHEMA, opts.num_shards)
+    rows | "WriteRows" >> common.WriteParquetShards(
+        FileSystems.join(out, "data"), "train", CLISM_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
     (stats, read[common.STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> common.WriteStats(out)
     (dead, read[common.DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> common.WriteDeadLetters(out)
 
 
+def dataset_card(opts, sources: list[parallel.PairSource]) -> DatasetCard:
+    rows = CardConfig("pairs", {"train": "data/train-*.parquet"}, CLISM_SCHEMA,
+                      "an English sentence and its translation, English entity spans and their aligned target spans")
+    if opts.pairs:
+        license, source = "other", (
+            "The parallel text given with --pairs; the rows inherit its licence (NTREX-128 is CC BY-SA 4.0, "
+            "OPUS corpora vary). Set `license:` above to it before sharing.")
+    else:
+        license, source = SAMPLE_LICENSE, "The project's bundled parallel sample, written for it (corpora/samples/parallel)."
+    return DatasetCard(
+        title="CLISM span pairs (xlu-factory clism_pairs)",
+        summary="English-X sentence pairs with English named-entity spans and the target spans a word aligner "
+                "matched to them: the [QUE] questions and answers of CLISM (cross-lingual span matching).",
+        license=license, source=source, configs=[rows, *bookkeeping_configs()],
+        languages=sorted({"en", *(s.tgt_lang for s in sources)}))
+
+
 def run(argv=None) -> pa.Table:
-    return common.run_job(argv, JOB, ClismPairsOptions, __doc__, plan, build, print_summary)
+    return common.run_job(argv, JOB, ClismPairsOptions, __doc__, plan, build, print_summary, card=dataset_card)
 
 
 def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:

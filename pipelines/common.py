@@ -32,6 +32,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from corpora.schemas import DEAD_LETTER_SCHEMA, STATS_SCHEMA
 from corpora.seeding import stable_hash
+from pipelines.dataset_card import job_command, write_dataset_card
 
 STATS = "stats"
 DEAD_LETTER = "dead_letter"
@@ -183,10 +184,11 @@ def help_requested(argv: list[str], options_classes, description: str, prog: str
     raise SystemExit(0)
 
 
-def run_job(argv, job: str, options_cls, description: str, plan, build, summarise) -> pa.Table:
+def run_job(argv, job: str, options_cls, description: str, plan, build, summarise, card=None) -> pa.Table:
     """The life of every job: parse, validate (`plan` -> inputs and a headline), run, summarise.
 
-    `build(pipeline, opts, inputs)` composes the job; `summarise(stats_table, seconds)` prints it.
+    `build(pipeline, opts, inputs)` composes the job; `summarise(stats_table, seconds)` prints it;
+    `card(opts, inputs)` describes the output for its README.md dataset card (pipelines/dataset_card.py).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     help_requested(argv, [options_cls, JobOptions], description, f"python -m pipelines.{job}")
@@ -204,6 +206,8 @@ def run_job(argv, job: str, options_cls, description: str, plan, build, summaris
     build(p, opts, inputs)
     result = p.run()
     result.wait_until_finish()
+    if card is not None:
+        write_dataset_card(opts.output, card(opts, inputs), job_command(job, argv))
     if opts.verbose:
         print_counters(result)
     stats = read_stats(opts.output)
@@ -248,7 +252,7 @@ def warn_input_problems(stats: pa.Table, stream=None) -> None:
 
 
 MARKER = ".xlu-job"
-JOB_OUTPUTS = ("data", "dead_letter", "stats.parquet")
+JOB_OUTPUTS = ("data", "dead_letter", "stats.parquet", "README.md")
 
 
 def prepare_output(output: str, job: str, overwrite: bool) -> None:
@@ -366,32 +370,49 @@ def dead_letter(source: str, record_id: str, stage: str, reason: str, excerpt: s
     )
 
 
-def write_parquet_file(path: str, rows: list[dict], schema: pa.Schema) -> None:
+# Rows per Parquet row group: the unit a reader streams and a training loader shuffles between.
+# Thousands, not pyarrow's default of a million, so that a loader holding a few groups in memory
+# still sees every language of a shard (issue 15).
+ROW_GROUP_ROWS = 2_000
+
+
+def write_parquet_file(path: str, rows: list[dict], schema: pa.Schema, row_group_rows: int = ROW_GROUP_ROWS) -> None:
     """Write rows as one Parquet file through Beam's filesystems (local, gs://, s3://, ...)."""
     table = pa.Table.from_pylist(rows, schema=schema)
     buffer = io.BytesIO()
-    pq.write_table(table, buffer, compression="zstd")
+    pq.write_table(table, buffer, compression="zstd", row_group_size=row_group_rows)
     with FileSystems.create(path) as sink:
         sink.write(buffer.getvalue())
 
 
-class WriteSortedParquetShards(beam.PTransform):
-    """Rows -> `{directory}/{prefix}-SSSSS-of-NNNNN.parquet`, byte-identical for the same rows.
+def shuffled_order(seed: int, key):
+    """A row's place in a seeded pseudo-random order; the key breaks ties so the order is total."""
+    return lambda row: (stable_hash(seed, "row-order", key(row)), key(row))
+
+
+class WriteParquetShards(beam.PTransform):
+    """Rows -> `{directory}/{prefix}-SSSSS-of-NNNNN.parquet`, byte-identical for the same rows and seed.
 
     Beam's WriteToParquet names and fills shards by bundle, which differs between runs and worker
-    counts. Here a row's shard is a hash of its id and each shard is sorted by id, so the same
+    counts. Here a row's shard is a hash of its key and each shard is ordered by key, so the same
     input and seed give the same files whatever the runner's parallelism. Every shard is written,
     empty ones too, so the file set is predictable.
+
+    With `shuffle_seed`, the order is a seeded hash of the key instead of the key itself: the rows a
+    consumer reads in file order are then a mix of every language (the keys start with the language,
+    and a sorted shard made every batch of a streaming reader one language; issue 15).
     """
 
-    def __init__(self, directory: str, prefix: str, schema: pa.Schema, num_shards: int, sort_key=None):
+    def __init__(self, directory: str, prefix: str, schema: pa.Schema, num_shards: int, key=None,
+                 shuffle_seed: int | None = None, row_group_rows: int = ROW_GROUP_ROWS):
         super().__init__()
         self.directory, self.prefix, self.schema = directory, prefix, schema
-        self.num_shards = num_shards
-        self.sort_key = sort_key or (lambda row: row["id"])
+        self.num_shards, self.row_group_rows = num_shards, row_group_rows
+        self.key = key or (lambda row: row["id"])
+        self.order = self.key if shuffle_seed is None else shuffled_order(shuffle_seed, self.key)
 
     def expand(self, rows):
-        n, key = self.num_shards, self.sort_key
+        n, key = self.num_shards, self.key
         keyed = rows | "KeyByShard" >> beam.Map(lambda row: (stable_hash(key(row)) % n, row))
         every_shard = rows.pipeline | "AllShards" >> beam.Create([(i, None) for i in range(n)])
         return (
@@ -402,9 +423,9 @@ class WriteSortedParquetShards(beam.PTransform):
         )
 
     def _write_shard(self, shard: int, rows):
-        rows = sorted((r for r in rows if r is not None), key=self.sort_key)
+        rows = sorted((r for r in rows if r is not None), key=self.order)
         path = FileSystems.join(self.directory, f"{self.prefix}-{shard:05d}-of-{self.num_shards:05d}.parquet")
-        write_parquet_file(path, rows, self.schema)
+        write_parquet_file(path, rows, self.schema, self.row_group_rows)
         return path, len(rows)
 
 
@@ -414,12 +435,13 @@ class WriteDeadLetters(beam.PTransform):
         self.output, self.num_shards = output, num_shards
 
     def expand(self, records):
-        return records | WriteSortedParquetShards(
+        # Sorted, not shuffled: dead letters are read by people, grouped by stage and source.
+        return records | WriteParquetShards(
             FileSystems.join(self.output, "dead_letter"),
             "dead_letter",
             DEAD_LETTER_SCHEMA,
             self.num_shards,
-            sort_key=lambda r: (r["stage"], r["source"], r["record_id"], r["reason"], r["excerpt"]),
+            key=lambda r: (r["stage"], r["source"], r["record_id"], r["reason"], r["excerpt"]),
         )
 
 

@@ -31,6 +31,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from corpora import vocap
 from corpora.schemas import ALLOCATION_SCHEMA, ALP_SCHEMA
+from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from corpora.seeding import stable_hash
 from corpora.wikitext import WIKIPEDIA_LANGUAGES
 from pipelines import common
@@ -288,7 +289,24 @@ def build(p: beam.Pipeline, opts, inputs) -> None:
 
 
 def run(argv=None) -> pa.Table:
-    return common.run_job(argv, JOB, VocapOptions, __doc__, plan, build, print_summary)
+    return common.run_job(argv, JOB, VocapOptions, __doc__, plan, build, print_summary, card=dataset_card)
+
+
+def dataset_card(opts, inputs) -> DatasetCard:
+    langs = [lang for lang, _ in inputs[0]]
+    return DatasetCard(
+        title="VoCAP vocabulary (xlu-factory vocap)",
+        summary="A SentencePiece vocabulary (`spm.model`, `hf_tokenizer/`) whose capacity is allocated per language "
+                "by VoCAP (Zheng et al. 2021), with the tables that decided it.",
+        license="other" if opts.mono else SAMPLE_LICENSE,
+        source=("The monolingual text given with --mono; the vocabulary is derived from it (set `license:` above)."
+                if opts.mono else "The project's bundled monolingual sample (corpora/samples/mono)."),
+        configs=[CardConfig("allocation", {"train": "allocation.parquet"}, ALLOCATION_SCHEMA,
+                            "the vocabulary size given to each language"),
+                 CardConfig("alp", {"train": "alp.parquet"}, ALP_SCHEMA,
+                            "average log-probability of held-out text per language and vocabulary size"),
+                 *bookkeeping_configs()],
+        languages=sorted(langs))
 
 
 def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:

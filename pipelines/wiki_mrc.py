@@ -21,6 +21,7 @@ from corpora.schemas import MRC_SCHEMA
 from corpora.seeding import stable_hash
 from corpora.languages import WIKIPEDIA_LANGUAGES
 from pipelines import common
+from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from pipelines.wiki_mrc_transforms import (
     AssembleExamplesFn,
     BuildQueriesAndContextsFn,
@@ -182,13 +183,33 @@ def build(p: beam.Pipeline, opts, specs: list[DumpSpec]) -> None:
         splits = {"train": train, "test": test}
     data_dir = FileSystems.join(out, "data")
     for split, split_rows in splits.items():
-        split_rows | f"Write{split.title()}" >> common.WriteSortedParquetShards(data_dir, split, MRC_SCHEMA, opts.num_shards)
+        split_rows | f"Write{split.title()}" >> common.WriteParquetShards(
+            data_dir, split, MRC_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
     (stats, read[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> common.WriteStats(out)
     (dead, read[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> common.WriteDeadLetters(out)
 
 
+def dataset_card(opts, specs: list[DumpSpec]) -> DatasetCard:
+    rows = CardConfig("mrc", {"train": "data/train-*.parquet", "test": "data/test-*.parquet"}, MRC_SCHEMA,
+                      "query (Q words, the entity as [MASK]), context (C words), answers as inclusive word offsets")
+    if opts.dump:
+        license, source = "cc-by-sa-4.0", (
+            "Text of Wikipedia (the dumps given with --dump), under the Creative Commons Attribution-ShareAlike "
+            "licence (CC BY-SA 4.0; dumps before June 2023: CC BY-SA 3.0 and the GFDL). Attribute Wikipedia's "
+            "contributors; each row names its pages (definition_page, mention_page).")
+    else:
+        license, source = SAMPLE_LICENSE, "The project's bundled sample dumps, written for it (corpora/samples/wiki)."
+    return DatasetCard(
+        title="mPMR machine-reading rows from Wikipedia (xlu-factory wiki_mrc)",
+        summary="Query / context / answer triples of the multilingual Pre-trained Machine Reader (mPMR, Xu et al. "
+                "2023, §2.2): the query is the start of an entity's own article with the entity as [MASK], the "
+                "context is text around a link to it in another article; half of the rows are unanswerable.",
+        license=license, source=source, configs=[rows, *bookkeeping_configs()],
+        languages=sorted({s.lang for s in specs}))
+
+
 def run(argv=None) -> pa.Table:
-    return common.run_job(argv, JOB, WikiMrcOptions, __doc__, plan, build, print_summary)
+    return common.run_job(argv, JOB, WikiMrcOptions, __doc__, plan, build, print_summary, card=dataset_card)
 
 
 TABLE4_METRICS = ("entities/with_examples", "examples/answerable", "examples/unanswerable")

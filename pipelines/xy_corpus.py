@@ -29,9 +29,10 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from corpora import sinkhorn, vocap, xy_shards
-from corpora.schemas import XY_MRTD_SCHEMA, XY_TRTD_SCHEMA
+from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA
 from corpora.wikitext import WIKIPEDIA_LANGUAGES
 from pipelines import common
+from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 # Imported before XyCorpusOptions is defined, so that Beam's one parser of every options class meets
 # vocap's --mono first (see XyCorpusOptions): whatever a process imports first, the flag is defined once.
 from pipelines import vocap as vocap_job
@@ -202,16 +203,43 @@ def build(p: beam.Pipeline, opts, inputs) -> None:
     trtd_rows, trtd_stats, trtd_dead = (p | "BitextSources" >> beam.Create(sources)
                                         | "BuildTrtd" >> BuildTrtd(opts, vocab_path))
     data = FileSystems.join(out, "data")
-    mrtd_rows | "WriteMrtd" >> common.WriteSortedParquetShards(
-        FileSystems.join(data, "mrtd"), "train", XY_MRTD_SCHEMA, opts.num_shards)
-    trtd_rows | "WriteTrtd" >> common.WriteSortedParquetShards(
-        FileSystems.join(data, "trtd"), "train", XY_TRTD_SCHEMA, opts.num_shards)
+    mrtd_rows | "WriteMrtd" >> common.WriteParquetShards(
+        FileSystems.join(data, "mrtd"), "train", XY_MRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
+    trtd_rows | "WriteTrtd" >> common.WriteParquetShards(
+        FileSystems.join(data, "trtd"), "train", XY_TRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
     (mrtd_stats, trtd_stats) | "Stats" >> beam.Flatten() | "WriteStats" >> common.WriteStats(out)
     (mrtd_dead, trtd_dead) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> common.WriteDeadLetters(out)
 
 
+def dataset_card(opts, inputs) -> DatasetCard:
+    files, named = inputs
+    # MRTD and TRTD rows have different columns: two configs, so that each loads with its own schema.
+    configs = [
+        CardConfig("mrtd", {"train": "data/mrtd/train-*.parquet"}, XY_MRTD_SCHEMA,
+                   "monolingual token rows (ids of spm.model) for replaced-token detection"),
+        CardConfig("trtd", {"train": "data/trtd/train-*.parquet"}, XY_TRTD_SCHEMA,
+                   "X-Y translation-pair token rows (source then target, src_len tokens of source)"),
+        CardConfig("pair_probs", {"train": "pair_probs.parquet"}, XY_PAIR_PROBS_SCHEMA,
+                   "the Sinkhorn language-pair sampling probabilities"),
+        *bookkeeping_configs(),
+    ]
+    if opts.mono or opts.bitext:
+        license, source = "other", (
+            "The monolingual text (--mono) and bitext (--bitext) given; the rows inherit their licences "
+            "(CC-100 and CCMatrix have their own terms). Set `license:` above before sharing.")
+    else:
+        license, source = SAMPLE_LICENSE, ("The project's bundled samples (corpora/samples/mono, corpora/samples/bitext; "
+                                           "spaCy's example sentences, MIT).")
+    return DatasetCard(
+        title="XY-LENT token rows (xlu-factory xy_corpus)",
+        summary="Token-id rows for XY-LENT pre-training: monolingual rows (MRTD) and many-to-many bitext rows "
+                "(TRTD) encoded with the VoCAP vocabulary `spm.model` beside them, and the Sinkhorn pair_probs.",
+        license=license, source=source, configs=configs,
+        languages=sorted({lang for lang, _, _ in files}))
+
+
 def run(argv=None) -> pa.Table:
-    return common.run_job(argv, JOB, XyCorpusOptions, __doc__, plan, build, print_summary)
+    return common.run_job(argv, JOB, XyCorpusOptions, __doc__, plan, build, print_summary, card=dataset_card)
 
 
 def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:

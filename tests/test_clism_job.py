@@ -14,7 +14,7 @@ from corpora.schemas import CLISM_SCHEMA
 from corpora.words import stop_words
 from pipelines import clism_pairs
 
-from job_files import dead_letters, read_checked
+from job_files import assert_rows_in_mixed_order, dead_letters, read_checked
 
 pytestmark = [
     pytest.mark.skipif(not ner_pipeline_available("en_core_web_sm"), reason="en_core_web_sm not installed"),
@@ -157,3 +157,18 @@ def test_usage_errors_are_one_line(tmp_path, args, message):
     with pytest.raises(SystemExit, match=message) as error:
         clism_pairs.run(["--output", str(tmp_path / "o"), *args])
     assert "\n" not in str(error.value)
+
+
+def test_rows_come_in_mixed_language_order(sample_run):
+    out, _ = sample_run
+    assert_rows_in_mixed_order(out / "data", "train-*.parquet", group=lambda r: r["tgt_lang"])
+
+
+def test_rows_load_in_pandas_and_datasets_without_stats_or_dead_letters(sample_run, tmp_path):
+    pandas = pytest.importorskip("pandas")
+    datasets = pytest.importorskip("datasets")
+    out, _ = sample_run
+    expected = len(read_checked(out / "data", "train-*.parquet", CLISM_SCHEMA))
+    assert len(pandas.read_parquet(out / "data")) == expected
+    loaded = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"))["train"]
+    assert loaded.num_rows == expected and loaded.features == datasets.Features.from_arrow_schema(CLISM_SCHEMA)

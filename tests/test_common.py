@@ -23,7 +23,7 @@ def rows(n):
 def write(tmp, data, workers):
     options = PipelineOptions([f"--direct_num_workers={workers}", "--direct_running_mode=multi_threading"])
     with common.make_pipeline(options) as p:
-        p | beam.Create(data) | common.WriteSortedParquetShards(str(tmp), "train", MRC_SCHEMA, 3)
+        p | beam.Create(data) | common.WriteParquetShards(str(tmp), "train", MRC_SCHEMA, 3)
     return {name: (tmp / name).read_bytes() for name in sorted(os.listdir(tmp))}
 
 

@@ -125,7 +125,7 @@ def test_wiki_mrc_dataflow_job_description(tmp_path):
                   "BuildMrcExamples/SelectMentions", "BuildMrcExamples/BuildQueriesAndContexts",
                   "BuildMrcExamples/PairUnanswerable", "PickTestEntities", "WriteTrain/WriteShard",
                   "WriteTest/WriteShard", "WriteStats/WriteStatsFile",
-                  "WriteDeadLetters/WriteSortedParquetShards/WriteShard"):
+                  "WriteDeadLetters/WriteParquetShards/WriteShard"):
         assert stage in names_, stage
     create = [t for t in job.proto_pipeline.components.transforms.values() if t.unique_name == "ReadDumps/Dumps"]
     assert create, "the dump list is part of the graph"

@@ -16,6 +16,8 @@ from pipelines import common
 from pipelines import vocap as vocap_job
 from pipelines import xy_corpus as job
 
+from job_files import assert_rows_in_mixed_order
+
 MONO = pathlib.Path(job.samples_dir("mono"))
 PARALLEL = pathlib.Path(job.samples_dir("parallel"))
 BITEXT = pathlib.Path(job.samples_dir("bitext"))
@@ -149,14 +151,17 @@ def test_same_seed_same_bytes_other_seed_other_draws(sample_run, vocab, tmp_path
     names = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
     assert names == sorted(str(p.relative_to(again)) for p in again.rglob("*") if p.is_file())
     for name in names:
-        assert (again / name).read_bytes() == (out / name).read_bytes(), name
+        if name != "README.md":  # the card quotes the command, whose --output differs
+            assert (again / name).read_bytes() == (out / name).read_bytes(), name
     other = tmp_path / "seed1"
     run(other, vocab, "--seed", "1")
     for name in names:
         same = (other / name).read_bytes() == (out / name).read_bytes()
-        # MRTD packing has no random choice; the TRTD draws and flips do, and the counts of them
-        assert same == (not name.startswith(("data/trtd", "stats"))), name
+        # MRTD packing has no random choice but its row order is seeded; the TRTD draws and flips are
+        # random, and so are the counts of them
+        assert same == (not name.startswith(("data/", "stats", "README"))), name
     assert rows(other, "trtd") != rows(out, "trtd")
+    assert sorted(r["id"] for r in rows(other, "mrtd")) == sorted(r["id"] for r in rows(out, "mrtd"))
 
 
 def test_every_pair_once_for_a_trainer_that_samples_pairs_itself(vocab, tmp_path):
@@ -268,3 +273,22 @@ def test_vocab_that_is_not_a_vocap_model(tmp_path):
     bad.write_bytes(b"not a model")
     with pytest.raises(SystemExit, match="not a SentencePiece model"):
         job.run(["--vocab", str(bad), "--output", str(tmp_path / "out")])
+
+
+def test_rows_come_in_mixed_language_order(sample_run):
+    out, _ = sample_run
+    assert_rows_in_mixed_order(out / "data" / "mrtd", "train-*.parquet")
+    assert_rows_in_mixed_order(out / "data" / "trtd", "train-*.parquet", group=lambda r: (r["src_lang"], r["tgt_lang"]))
+
+
+def test_mrtd_and_trtd_load_as_two_configs_with_their_full_schemas(sample_run, tmp_path):
+    pandas = pytest.importorskip("pandas")
+    datasets = pytest.importorskip("datasets")
+    out, _ = sample_run
+    for config, schema in (("mrtd", XY_MRTD_SCHEMA), ("trtd", XY_TRTD_SCHEMA)):
+        loaded = datasets.load_dataset(str(out), config, cache_dir=str(tmp_path / "cache"))["train"]
+        assert loaded.features == datasets.Features.from_arrow_schema(schema), config
+        assert loaded.num_rows == len(rows(out, config))
+        assert list(pandas.read_parquet(out / "data" / config).columns) == schema.names
+    default = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"))["train"]
+    assert default.column_names == XY_MRTD_SCHEMA.names

@@ -127,6 +127,7 @@ class ParquetBatches(IterableDataset):
         shuffle_buffer: int = 10_000,
         start_batch: int = 0,
         columns: list[str] | None = None,
+        interleave_units: int = 8,
     ):
         self.files = [Path(f) for f in files]
         self.batch_size = batch_size
@@ -137,6 +138,7 @@ class ParquetBatches(IterableDataset):
         self.shuffle_buffer = max(1, shuffle_buffer)
         self.start_batch = start_batch  # batches this rank's loader has already handed out
         self.columns = columns
+        self.interleave_units = max(1, interleave_units)
         # (file index, row group) units and their row counts, read from the footers once: the stream is
         # planned on row positions alone, and rows are read only for the batches that are handed out.
         self.units, self.unit_rows = [], {}
@@ -156,22 +158,51 @@ class ParquetBatches(IterableDataset):
 
     def _positions(self, epoch: int, slot: int, slots: int, planned: Counter | None = None) -> Iterator[tuple]:
         """(unit, row) positions of this slot's rows in one epoch; `planned[unit]` is raised by the number
-        of positions of a unit when its first one is yielded (so its rows are kept until all are used)."""
+        of positions of a unit when it is opened (so its rows are kept until all are used)."""
         units = list(self.units)
         _rng(self.seed, "units", epoch).shuffle(units)
         # Whole row groups per slot when there are enough of them (each slot reads only its share);
         # with fewer row groups than slots, every slot reads all and keeps every slots-th row.
         by_unit = len(units) >= slots
         mine = units[slot::slots] if by_unit else units
-        index = 0
+        assigned, index = [], 0
         for unit in mine:
             n = self.unit_rows[unit]
             rows = range(n) if by_unit else range((slot - index) % slots, n, slots)
-            if planned is not None and len(rows):
-                planned[unit] += len(rows)
-            for row in rows:
-                yield unit, row
+            if len(rows):
+                assigned.append((unit, rows))
             index += n
+        return self._interleaved(assigned, _rng(self.seed, "interleave", epoch, slot), planned)
+
+    def _interleaved(self, assigned: list[tuple], rng: random.Random, planned: Counter | None) -> Iterator[tuple]:
+        """Positions drawn from `interleave_units` open row groups at a time, each draw from a group chosen
+        with probability proportional to its remaining rows.
+
+        The shuffle buffer alone mixes only neighbouring rows: a shard sorted by language (as every job
+        wrote before rows were shuffled at write time, or any Parquet from elsewhere) would still give
+        batches of one language. Drawing across groups makes the batch mix follow the corpus mix."""
+        pending = iter(assigned)
+        window: list[list] = []  # [unit, rows, next row index]
+
+        def open_next() -> None:
+            unit_rows = next(pending, None)
+            if unit_rows is not None:
+                unit, rows = unit_rows
+                if planned is not None:
+                    planned[unit] += len(rows)
+                window.append([unit, rows, 0])
+
+        for _ in range(self.interleave_units):
+            open_next()
+        while window:
+            k = rng.choices(range(len(window)), weights=[len(rows) - i for _, rows, i in window])[0] \
+                if len(window) > 1 else 0
+            unit, rows, i = window[k]
+            yield unit, rows[i]
+            window[k][2] = i + 1
+            if i + 1 == len(rows):
+                del window[k]
+                open_next()
 
     def _shuffled(self, items: Iterator, rng: random.Random) -> Iterator:
         buffer: list = []
