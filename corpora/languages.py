@@ -160,6 +160,10 @@ _SEED_SWITCHES = tuple(
 # would keep, see docs/wiki_mrc.md.
 _ACCENTS_TELL_WORDS_APART = frozenset({"vi", "tr"})
 
+# Where authors type "|" for the danda "।" (the sentence end of Devanagari and Bengali script), a pipe
+# between sentences is text; elsewhere a pipe left in the text is broken markup (corpora/wikitext.py).
+_PIPE_AS_DANDA = frozenset({"bn", "hi", "mr", "ne", "sa", "as", "or", "pa", "bh", "mai", "new", "bpy", "anp"})
+
 # Tail sections every wiki shares (English titles are common on all wikis' templates and bots).
 _ENGLISH_TAIL_SECTIONS = (
     "see also", "references", "notes", "external links", "further reading", "bibliography", "sources",
@@ -217,6 +221,10 @@ class WikiLanguage:
         )
 
     # ── derived lookups, built once per profile per process ──
+
+    @property
+    def types_pipe_as_danda(self) -> bool:
+        return self.code in _PIPE_AS_DANDA
 
     @cached_property
     def image_option_set(self) -> frozenset[str]:

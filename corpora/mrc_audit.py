@@ -21,12 +21,12 @@ when more than --max_flagged_share of the rows are flagged.
 """
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
+from corpora.cli_flags import CommandParser
 from corpora.entity_masking import is_inflected_variant
 from corpora.languages import wiki_language
 from corpora.mrc_examples import find_spans
@@ -50,16 +50,14 @@ _EMPTY_BRACKETS_RE = re.compile(r"[(\[（【]\s*(?:[;,:、，；/–—-]\s*)*[)
 _GLUED_YEARS_RE = re.compile(r"^(?:1[0-9]|20)[0-9]{2}(?:1[0-9]|20)[0-9]{2}$")
 
 
-# Where authors type "|" for the danda "।" (the sentence end of Devanagari and Bengali script), a
-# pipe between sentences is text.
-_DANDA_LANGUAGES = frozenset({"bn", "hi", "mr", "ne", "sa", "as", "or", "pa", "bh", "mai", "new", "bpy", "anp"})
-
 
 def _markup_re(lang: str) -> re.Pattern:
     options = wiki_language(lang).image_option_words()
     words = "|".join(re.escape(w) for w in sorted(options, key=len, reverse=True) if w)
     pixel = wiki_language(lang).pixel_pattern()
-    generic = _GENERIC_MARKUP.replace(r"|\||", "|") if lang in _DANDA_LANGUAGES else _GENERIC_MARKUP
+    # Where authors type "|" for the danda "।" (Devanagari and Bengali script), a pipe between
+    # sentences is text.
+    generic = _GENERIC_MARKUP.replace(r"|\||", "|") if wiki_language(lang).types_pipe_as_danda else _GENERIC_MARKUP
     alternatives = [generic, pixel]
     if words:
         # Image options are only markup next to a pipe or as a whole word beside a pixel size.
@@ -259,7 +257,7 @@ def format_report(totals: Counter, flagged: Counter) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m corpora.mrc_audit", description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m corpora.mrc_audit", description=__doc__.split("\n\n")[0])
     parser.add_argument("output", help="a wiki_mrc --output folder (its data/ is read)")
     parser.add_argument("--show", type=int, default=2, help="example rows to print per flagged check")
     parser.add_argument("--max_flagged_share", type=float, default=0.01)

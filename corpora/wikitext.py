@@ -213,6 +213,9 @@ def _drop_comments_and_extension_tags(text: str) -> tuple[str, bool]:
     return "".join(pieces), had_nowiki
 
 
+_NOWIKI_QUOTE_RE = re.compile(r"(?<!')''(?!')")
+
+
 def _iter_opaque(text: str):
     """Yield (start, end, replacement) for each comment/extension tag, in text order."""
     unclosed: set[str] = set()  # tag names with no closer left: their later openers need no search
@@ -241,10 +244,11 @@ def _iter_opaque(text: str):
         if name == "nowiki":
             # Content kept literally; the edges also stop a link trail ("[[bus]]<nowiki/>es").
             content = text[open_end:content_end]
-            if content == "''":
-                # "<nowiki>''</nowiki>Thriller<nowiki>''</nowiki>": two apostrophes typed as a
-                # quotation mark, escaped so they do not italicise; they read as one.
-                content = '"'
+            if "''" in content:
+                # "<nowiki>''</nowiki>Thriller<nowiki>''</nowiki>", "<nowiki>''Μακεδονία''</nowiki>":
+                # two apostrophes typed as a quotation mark, escaped so they do not italicise; they
+                # read as one.
+                content = _NOWIKI_QUOTE_RE.sub('"', content)
             content = content.translate(_NOWIKI_PROTECT)
             replacement = _NOWIKI_EDGE + content + _NOWIKI_EDGE
         yield start, end, replacement
@@ -606,10 +610,21 @@ def _heading_line(match: re.Match) -> str:
     return "\n%s%d%s" % (_HEADING, len(match.group(1)), match.group(2))
 
 
+# "== Economy ==The economy is ..." (a line break lost in the source): MediaWiki shows it literally,
+# "==" and all; read as the heading it was meant to be and the text on a line of its own.
+_RUN_ON_HEADING_RE = re.compile(r"\n(={2,6})[ \t]*([^=\n]+?)[ \t]*\1(?!=)[ \t]*(?=[^\s=])")
+
+
+def _run_on_heading(match: re.Match) -> str:
+    return _heading_line(match) + "\n"
+
+
 def _render_lines(text: str, language: WikiLanguage) -> str:
     """Headings -> "\\x07<level>text"; list markers, horizontal rules and behaviour switches dropped."""
     if "\n=" in text:
         text = _HEADING_RE.sub(_heading_line, text)
+        if "\n==" in text:
+            text = _RUN_ON_HEADING_RE.sub(_run_on_heading, text)
     text = _LIST_MARKER_RE.sub("\n", text)
     if "__" in text:
         text = language.behaviour_switch_re.sub("", text)
@@ -653,10 +668,10 @@ def _quotes_in_line(line: str, mark_bold: bool) -> str:
     for k in range(1, len(parts), 2):
         run = len(parts[k])
         if run == 4:
-            parts[k - 1] += "'"
+            parts[k - 1] = _with_apostrophe(parts[k - 1])
             parts[k] = "'''"
         elif run > 5:
-            parts[k - 1] += "'" * (run - 5)
+            parts[k - 1] = _with_apostrophe(parts[k - 1])
             parts[k] = "'''''"
         run = len(parts[k])
         italics += run != 3
@@ -709,8 +724,15 @@ def _bold_to_apostrophe_italic(parts: list[str]) -> None:
             multi_letter = k
     chosen = next((k for k in (single_letter, multi_letter, after_space) if k >= 0), -1)
     if chosen >= 0:
-        parts[chosen - 1] += "'"
+        parts[chosen - 1] = _with_apostrophe(parts[chosen - 1])
         parts[chosen] = "''"
+
+
+def _with_apostrophe(text: str) -> str:
+    """Quotes MediaWiki shows as apostrophes ("l'''amour", a run of four or of six and more) add one
+    apostrophe, and none after another: the typo "''Skënderbeut''''" shows "Skënderbeut''",
+    which reads as markup, not as text."""
+    return text if text[-1:] == "'" else text + "'"
 
 
 _ENTITY_RE = re.compile(r"&(?:#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z][A-Za-z0-9]{1,31}));")
@@ -765,21 +787,29 @@ def _tidy(text: str, language: WikiLanguage) -> str:
     # A line without a letter or digit is what removed markup left ("." after "* {{DMOZ|..}}.");
     # such lines are short, so only short lines pay for the regex.
     lines = [line for line in (line.strip(" ") for line in text.split("\n")) if len(line) > 8 or _WORD_RE.search(line)]
-    if "|" in text:
-        lines = [
-            line for line in (language.image_remnant_re.sub("", line) if "|" in line else line for line in lines)
-            if not _is_pipe_separated(line)
-        ]
+    if "|" in text or _NOWIKI_PIPE in text:
+        lines = [language.image_remnant_re.sub("", line) if "|" in line else line for line in lines]
+        if language.types_pipe_as_danda:
+            lines = [line for line in lines if not _is_pipe_separated(line)]
+        else:
+            lines = [line for line in lines if "|" not in line and _NOWIKI_PIPE not in line]
     if _HEADING in text:
         lines = _without_headings(lines, language)
     return "\n".join(line for line in lines if line)
 
 
+# A line that still holds a pipe once every link, template, table and file is gone is not prose:
+# on the five real excerpts (26 lines in 16 MB of text) it is a link whose brackets the author broke
+# ("[[X|Y]", "]]X|Y]]", "X|Y" with none, "[[[X|Y]]", "[[X [(y)|Y]]"; MediaWiki shows them literally),
+# notation ("f|S", "{τα| α στο A}", BNF "atom | list", ASCII's "\\|"), or a navigation bar. The line
+# goes, as a <math> formula does; a nowiki'd pipe too (it is shown, and reads as markup all the same).
+_NOWIKI_PIPE = chr(0xF0000 + ord("|"))
+
+
 def _is_pipe_separated(line: str) -> bool:
-    """A line of short items between pipes is a navigation bar ("[[4 March]] | 5 March | [[6 March]]")
-    or table residue, not prose. A single pipe may be text MediaWiki shows ("[[<bad>|x]]"), and
-    Bengali, Hindi and Marathi authors often type "|" for the danda "।" between whole sentences:
-    both kept (items of a navigation bar are a few words; sentences are longer)."""
+    """Where authors type "|" for the danda "।" between whole sentences (Bengali, Hindi, Marathi …),
+    only a line of short items between pipes is dropped: a navigation bar ("[[4 March]] | 5 March |
+    [[6 March]]") or table residue (items of a navigation bar are a few words; sentences are longer)."""
     bars = line.count("|")
     return bars >= 2 and (len(line) - bars) / (bars + 1) <= _NAVIGATION_ITEM_CHARS
 

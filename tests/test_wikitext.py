@@ -167,9 +167,57 @@ def test_comments_and_opaque_tags_are_dropped():
 
 
 def test_nowiki_content_is_literal():
-    page = parse("Write <nowiki>[[not a link]] {{nor|this}} ''x''</nowiki> here.")
-    assert page.text == "Write [[not a link]] {{nor|this}} ''x'' here."
+    page = parse("Write <nowiki>[[not a link]] {{nor this}} '''x'''</nowiki> here.")
+    assert page.text == "Write [[not a link]] {{nor this}} '''x''' here."
     assert page.anchors == ()
+
+
+def test_nowiki_quotes_read_as_a_quotation_mark():
+    # Real elwiki: two apostrophes escaped so that they do not italicise are a quotation mark.
+    page = parse("the airport <nowiki>''Makedonia''</nowiki> of [[Thessaloniki]].")
+    assert page.text == 'the airport "Makedonia" of Thessaloniki.'
+    assert parse("<nowiki>''</nowiki>Thriller<nowiki>''</nowiki> sold").text == '"Thriller" sold'
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "the feast of the [[[Greek War of Independence|National Uprising]].",  # one "[" too many
+        "under the ]]House of Agilolfing|Agilolfings]] until 788",  # "]]" typed for "[["
+        "small distilleries [[Distillation|distilleries] , of which",  # one "]" missing
+        "GDP per capita|per capita reached 36.6 million",  # brackets forgotten
+        "a smooth [[Connection [(principal bundle)|linear connection]] on it",  # "[" in the target
+        "the restriction f|S of f to S, with f|S(s) = f(s)",  # notation
+        "expression ::= atom | list",  # a BNF grammar
+        "the line characters <nowiki>\\|</nowiki> and /",  # a nowiki'd pipe is shown all the same
+    ],
+)
+def test_lines_still_holding_a_pipe_are_dropped(line):
+    """MediaWiki shows these pipes literally; in a context they read as markup, not prose."""
+    page = parse(f"Before [[Alpha]].\n{line}\nAfter [[Beta]].")
+    assert page.text == "Before Alpha.\nAfter Beta."
+    assert links(page) == [("Alpha", "Alpha"), ("Beta", "Beta")]
+
+
+def test_danda_pipes_between_sentences_are_kept():
+    sentences = ("ঢাকা বাংলাদেশের রাজধানী এবং বৃহত্তম শহর | এটি দক্ষিণ এশিয়ার একটি প্রধান শহর এবং বাণিজ্য কেন্দ্র | "
+                 "শহরটি বুড়িগঙ্গা নদীর তীরে অবস্থিত এবং এর ইতিহাস অনেক পুরনো।")
+    assert parse(sentences, "bn").text == sentences
+    assert parse("[[a]] | [[b]] | [[c]] | [[d]]", "bn").text == ""  # a navigation bar still goes
+
+
+def test_apostrophes_left_by_quote_runs_are_one():
+    # Real elwiki "''Historia e Skënderbeut''''": MediaWiki shows "Skënderbeut''" (four quotes are an
+    # apostrophe and bold; the odd bold is then read as an apostrophe and italic).
+    text = parse("''Η ιστορία'' (''Historia e Skënderbeut''''), όπου", "el").text
+    assert "''" not in text and text.startswith("Η ιστορία (Historia e Skënderbeut'")
+    assert parse("l'''amour'' est", "fr").text == "l'amour est"
+
+
+def test_a_heading_run_into_its_text_is_still_a_heading():
+    page = parse("Intro [[Alpha]].\n\n== Economy ==Fishing and [[whaling]] lead.\n\n== Education ==\nSchools.")
+    assert page.text == "Intro Alpha.\nFishing and whaling lead.\nSchools."
+    assert parse("x\n= a =b").text == "x\n= a =b"  # one "=" is too weak a sign to cut a line on
 
 
 def test_files_with_nested_links_in_captions_are_dropped():
@@ -367,7 +415,7 @@ def test_not_disambiguation(wikitext):
         ("a\n{|\n| cell [[In]]\nno end", "a", []),
         ("a <!-- never closed [[X]]", "a", []),
         ("a [[Foo|b [[Bar]] c]] d", "a b Bar c d", ["Bar"]),
-        ("a [[<bad>|x]] b", "a <bad>|x b", []),
+        ("a [[<bad>|x]] b", "", []),  # MediaWiki shows "[[<bad>|x]]"; a line holding a pipe goes
         ("a [[]] b [[|x]] c", "a b x c", []),
         ("''' '' ''''' a", "a", []),
         ("a &#1; &bogus; &#xD800; b", "a &#1; &bogus; &#xD800; b", []),
