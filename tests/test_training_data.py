@@ -178,3 +178,15 @@ def test_answerable_row_without_spans_stays_answerable(tokenizer, rows):
     batch = MPMRCollator(tokenizer)(label_rows)
     assert batch["answerable"].tolist() == [1.0, 0.0]
     assert batch["answer_spans"].shape == (0, 3) and "rows/answerable_lost_to_truncation" not in batch["counts"]
+
+
+def test_query_mask_word_becomes_the_tokenizers_mask_token(tokenizer, rows):
+    masked = [r for r in rows if "[MASK]" in r["query_words"]][:20]
+    assert masked
+    batch = MPMRCollator(tokenizer)(masked)
+    for b, row in enumerate(masked):
+        ids = batch["input_ids"][b].tolist()
+        query = ids[1: ids.index(tokenizer.sep_token_id)]
+        assert query.count(tokenizer.mask_token_id) == row["query_words"].count("[MASK]")
+        pieces = "".join(tokenizer.convert_ids_to_tokens(query))
+        assert "MASK" not in pieces and "[" not in pieces.replace("<mask>", "")

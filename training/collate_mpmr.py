@@ -6,6 +6,12 @@ offsets (both inclusive) into context_words; a span is mapped to the first subwo
 and the last subword of its last word. A span cut by truncation is dropped and counted; an answerable
 row that loses every span is trained as unanswerable (the visible context holds no answer), and counted;
 an answerable row with no spans at all (a sentence-pair label query) stays answerable.
+
+The query's anonymised entity, the word `[MASK]` in the Parquet rows (corpora/entity_masking.py),
+becomes the tokenizer's own mask token here, one id per occurrence: the XLM-R tokenizer would split
+the literal string into ordinary pieces ("[", "MASK", "]"), and the reference implementation feeds
+`tokenizer.mask_token` (issue 15, item 3). The Parquet keeps the readable word so that the data
+does not depend on a tokenizer.
 """
 from __future__ import annotations
 
@@ -13,6 +19,8 @@ from collections import Counter
 
 import torch
 from transformers import PreTrainedTokenizerBase
+
+from corpora.entity_masking import MASK
 
 
 def subword_span(first: dict[int, int], last: dict[int, int], start: int, end: int) -> tuple[int, int] | None:
@@ -31,18 +39,37 @@ class MPMRCollator:
         self.max_query_tokens = max_query_tokens
         self.max_seq_len = max_seq_len
         self.cls, self.sep, self.pad = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id
+        self.mask = tokenizer.mask_token_id
+        if self.mask is None:
+            raise ValueError(f"{type(tokenizer).__name__} has no mask token: mPMR queries need one for the entity")
 
     def _subwords(self, words: list[list[str]]):
         # One batched call; word_ids() maps each subword back to its word.
         enc = self.tokenizer(words, is_split_into_words=True, add_special_tokens=False)
         return [(enc["input_ids"][i], enc.word_ids(i)) for i in range(len(words))]
 
+    def _query_ids(self, rows: list[dict]) -> list[list[int]]:
+        """Query subwords, each `[MASK]` word replaced by the single mask token id."""
+        queries = [r["query_words"] or [""] for r in rows]
+        out = []
+        for words, (ids, word_of) in zip(queries, self._subwords(queries)):
+            kept, previous = [], None
+            for token, w in zip(ids, word_of):
+                if w is not None and words[w] == MASK:
+                    if w != previous:
+                        kept.append(self.mask)
+                else:
+                    kept.append(token)
+                previous = w
+            out.append(kept)
+        return out
+
     def __call__(self, rows: list[dict]) -> dict:
-        queries = self._subwords([r["query_words"] or [""] for r in rows])
+        queries = self._query_ids(rows)
         contexts = self._subwords([r["context_words"] or [""] for r in rows])
         sequences, spans, answerable, word_index = [], [], [], []
         counts: Counter = Counter()
-        for b, (row, (q_ids, _), (c_ids, c_words)) in enumerate(zip(rows, queries, contexts)):
+        for b, (row, q_ids, (c_ids, c_words)) in enumerate(zip(rows, queries, contexts)):
             q_ids = q_ids[: self.max_query_tokens]
             room = self.max_seq_len - len(q_ids) - 4
             # The first word the truncation cuts into (even partly); spans ending before it survive.
