@@ -33,6 +33,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 from corpora.schemas import DEAD_LETTER_SCHEMA, STATS_SCHEMA
 from corpora.seeding import stable_hash
 from pipelines.dataset_card import job_command, write_dataset_card
+from pipelines.cli_flags import check_job_argv
 
 STATS = "stats"
 DEAD_LETTER = "dead_letter"
@@ -191,7 +192,9 @@ def run_job(argv, job: str, options_cls, description: str, plan, build, summaris
     `card(opts, inputs)` describes the output for its README.md dataset card (pipelines/dataset_card.py).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    help_requested(argv, [options_cls, JobOptions], description, f"python -m pipelines.{job}")
+    prog = f"python -m pipelines.{job}"
+    help_requested(argv, [options_cls, JobOptions], description, prog)
+    check_job_argv(argv, [options_cls, JobOptions], prog)  # a typo must not run the job on the sample
     options = PipelineOptions(argv)
     opts = job_options(options, options_cls, job)
     logging.getLogger().setLevel(logging.INFO if opts.verbose else logging.WARNING)

