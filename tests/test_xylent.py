@@ -121,6 +121,31 @@ def test_trtd_pairs_follow_the_weights(draws, request):
     assert set(pairs) == {"ar-hi"}
 
 
+@pytest.mark.parametrize("alpha", [0.3, 0.7])
+def test_mrtd_languages_follow_smoothed_shares(xy_data, alpha):
+    counts = data_xylent.mono_rows_by_language(xy_data)
+    assert len(counts) > 3 and sum(counts.values()) == len(pq_rows(xy_data / "data" / "mrtd"))
+    smoothed = {lang: n ** alpha for lang, n in counts.items()}
+    expected = {lang: v / sum(smoothed.values()) for lang, v in smoothed.items()}
+    data = stream(xy_data, tiny_cfg(mono_alpha=alpha))
+    seen = {lang: 0 for lang in counts}
+    mrtd = (rows for pair, rows in data.raw_batches() if pair is None)
+    for rows in (next(mrtd) for _ in range(400)):
+        for row in rows:
+            seen[row["lang"]] += 1
+    total = sum(seen.values())
+    for lang, q in expected.items():
+        assert abs(seen[lang] / total - q) < 0.03, (lang, seen[lang] / total, q, counts[lang] / sum(counts.values()))
+    raw = data_xylent.smoothed_keep_rates(counts, 1.0)
+    assert set(raw.values()) == {1.0}  # α = 1: every row kept, the corpus's own shares
+
+
+def pq_rows(folder: Path) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    return [r for f in sorted(folder.glob("*.parquet")) for r in pq.read_table(f).to_pylist()]
+
+
 def test_pair_weights_reach_dataloader_workers(xy_data):
     from training.data import make_loader
 

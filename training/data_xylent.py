@@ -7,6 +7,9 @@ Data: the xy_corpus job's --output (pipelines/xy_corpus.py; DESIGN.md §2):
     spm.model                   the vocap SentencePiece model the ids are from
 
 The stream (`XYBatches`), per DDP rank and DataLoader worker:
+- MRTD rows are drawn by language with probability q_l ∝ n_l^α (--mono_alpha), XLM-E's smoothed
+  multilingual sampling, by thinning: a row of language l is kept with probability
+  (q_l/p_l) / max_k(q_k/p_k), p_l being its share of the rows; batches mix languages in those shares;
 - MRTD and TRTD batches alternate (one of each: XY-LENT Table 9 counts the batch "per task"), so an
   even --grad_accum gives every optimiser step the same number of batches of both tasks;
 - a TRTD batch is one language pair, drawn with the current pair weights (pair_probs, or the DRO
@@ -67,6 +70,9 @@ class XYLentTrainConfig(TrainConfig):
     dro: bool = False
     dro_rho: float = 0.1  # radius of the χ² ball around pair_probs (Eq. 3); the paper does not give it
     dro_resamples: int = 10  # "resample 10 times throughout the training" (§6.4)
+    # XY-LENT §4 follows XLM-E's pre-training recipe, which samples monolingual text by language with
+    # p ∝ n^α and α = 0.7 (XLM-E §4.1, as InfoXLM); 1.0 keeps the corpus's own proportions.
+    mono_alpha: float = 0.7
 
 
 # Table 8 (discriminator shapes) and Table 9 (optimisation). Batch: 8192 MRTD sequences of 512 per
@@ -101,6 +107,7 @@ EXTRA_FLAGS = {
     "dro": (_on_off, "1: resample TRTD language pairs by the χ²-ball best response to their losses (Eq. 3)"),
     "dro_rho": (float, "radius ρ of the χ² ball around pair_probs"),
     "dro_resamples": (int, "DRO updates of the pair weights over the run (paper: 10)"),
+    "mono_alpha": (float, "MRTD language sampling q ∝ n^α (XLM-E: 0.7; 1: the corpus's proportions)"),
 }
 
 
@@ -144,6 +151,35 @@ def read_pair_probs(data_dir: str | Path) -> tuple[list[str], list[float]]:
         raise ValueError(f"{path}: no language pair has a positive probability")
     total = sum(r["prob"] for r in rows)
     return [pair_key(r["src_lang"], r["tgt_lang"]) for r in rows], [r["prob"] / total for r in rows]
+
+
+def mono_rows_by_language(data_dir: str | Path) -> dict[str, int]:
+    """MRTD rows per language: the job's own count (stats.parquet, `mrtd/sequences`) when it is there,
+    else the shards' lang column (one narrow column, read once)."""
+    root = _root(data_dir)
+    counts: dict[str, int] = {}
+    if (root / "stats.parquet").exists():
+        for row in read_table(root / "stats.parquet").to_pylist():
+            if row["metric"] == "mrtd/sequences" and row["value"] > 0:
+                counts[row["lang"]] = row["value"]
+    if not counts:
+        for f in shards(data_dir, "mrtd"):
+            for lang in read_table(f, ["lang"]).column("lang").to_pylist():
+                counts[lang] = counts.get(lang, 0) + 1
+    return counts
+
+
+def smoothed_keep_rates(rows_by_lang: dict[str, int], alpha: float) -> dict[str, float]:
+    """Per language, the share of its rows to keep so that kept rows follow q ∝ n^α: keeping
+    (q_l/p_l) / max_k(q_k/p_k) of language l (the rarest language keeps all of its rows)."""
+    if not 0 < alpha <= 1:
+        raise ValueError(f"--mono_alpha {alpha}: must be in (0, 1]")
+    total = sum(rows_by_lang.values())
+    smoothed = {lang: n ** alpha for lang, n in rows_by_lang.items()}
+    norm = sum(smoothed.values())
+    ratio = {lang: (smoothed[lang] / norm) / (n / total) for lang, n in rows_by_lang.items()}
+    top = max(ratio.values())
+    return {lang: r / top for lang, r in ratio.items()}
 
 
 def check_data(spec, data_dir: str) -> int:
@@ -232,7 +268,8 @@ class XYBatches(IterableDataset):
 
     def __init__(self, mrtd_files: list[Path], trtd_files: list[Path], pair_names: list[str], pair_probs: list[float],
                  batch_size: int, max_seq_len: int, trtd_batch_tokens: int | None = None, pool_rows: int = 1000,
-                 seed: int = 0, rank: int = 0, world_size: int = 1, shuffle_buffer: int = 10_000, start_batch: int = 0):
+                 seed: int = 0, rank: int = 0, world_size: int = 1, shuffle_buffer: int = 10_000, start_batch: int = 0,
+                 mono_keep: dict[str, float] | None = None):
         self.pair_names = list(pair_names)
         self.pair_probs = [float(p) for p in pair_probs]
         self.pair_weights = torch.tensor(pair_probs, dtype=torch.float64).share_memory_()
@@ -247,8 +284,10 @@ class XYBatches(IterableDataset):
         self.trtd_total = sum(read_metadata(f).num_rows for f in trtd_files)
         # start_batch is passed on only for the worker rotation (ParquetBatches._slot); skipping is
         # done here, on the combined stream.
+        # None: every MRTD row in the corpus's proportions; else the share of each language's rows kept.
+        self.mono_keep = mono_keep
         self.mrtd = ParquetBatches(mrtd_files, batch_size, None, seed, rank, world_size, shuffle_buffer, start_batch,
-                                   columns=["input_ids"])
+                                   columns=["input_ids"] if mono_keep is None else ["lang", "input_ids"])
         self.trtd = ParquetBatches(trtd_files, 256, None, seed + 1, rank, world_size, shuffle_buffer, start_batch,
                                    columns=["src_lang", "tgt_lang", "input_ids"])
 
@@ -263,10 +302,24 @@ class XYBatches(IterableDataset):
         worker, workers = (info.id, info.num_workers) if info else (0, 1)
         return (worker + self.start_batch) % workers, workers  # the rotation of ParquetBatches._slot
 
+    def _mrtd_batches(self, slot: int) -> Iterator[list[dict]]:
+        if self.mono_keep is None:
+            yield from self.mrtd.raw_batches()
+            return
+        # One generator drawn in stream order: the stream is replayed from its start on resume.
+        rng, batch = _rng(self.seed, "mono-keep", slot), []
+        for rows in self.mrtd.raw_batches():
+            for row in rows:
+                if rng.random() < self.mono_keep.get(row["lang"], 1.0):
+                    batch.append(row)
+                    if len(batch) == self.batch_size:
+                        yield batch
+                        batch = []
+
     def raw_batches(self) -> Iterator[tuple[str | None, list[dict]]]:
         """(pair or None for MRTD, rows), uncollated."""
         slot = self.mrtd._slot()[0]
-        mrtd = self.mrtd.raw_batches()
+        mrtd = self._mrtd_batches(slot)
         trtd_rows = (row for batch in self.trtd.raw_batches() for row in batch)
         index = {name: k for k, name in enumerate(self.pair_names)}
         buffers: dict[str, list[dict]] = {name: [] for name in self.pair_names}
@@ -342,9 +395,10 @@ class XYBatches(IterableDataset):
 def make_dataset(spec, data_dir: str, cfg: XYLentTrainConfig, tokenizer, rank: int, world: int,
                  start_batch: int) -> XYBatches:
     names, probs = read_pair_probs(data_dir)
+    keep = None if cfg.mono_alpha == 1 else smoothed_keep_rates(mono_rows_by_language(data_dir), cfg.mono_alpha)
     return XYBatches(shards(data_dir, "mrtd"), shards(data_dir, "trtd"), names, probs, cfg.batch_size,
                      cfg.max_seq_len, cfg.trtd_batch_tokens, cfg.trtd_pool_rows, cfg.seed, rank, world,
-                     cfg.shuffle_buffer, start_batch)
+                     cfg.shuffle_buffer, start_batch, mono_keep=keep)
 
 
 def dro_update_steps(max_steps: int, resamples: int) -> set[int]:
