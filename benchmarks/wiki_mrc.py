@@ -1,14 +1,19 @@
 """Throughput and memory of the whole wiki_mrc job against two baselines measured in the same run.
 
     python benchmarks/wiki_mrc.py [--dump PATH.xml.bz2] [--scales 1,4] [--min_mentions_en 10]
+                                  [--repeat 3] [--compare_with /tmp/checkout-of-another-commit ...]
 
 For each scale k the dump is repeated k times (copies get new page ids and titles, so they are new
 articles whose links still point at the original entities) and three things run in fresh processes
 on one core:
   floor        bz2 decompression + page iteration alone (corpora.dumps), the least any job can do;
   wikiextractor the reference pipeline's first stage, `WikiExtractor --json --links --processes 1`;
-  wiki_mrc     the whole job, `python -m pipelines.wiki_mrc --direct_num_workers 1`.
-Reported: articles/s and wikitext MB/s per CPU-second, peak RSS, and the job's ratios to both.
+  wiki_mrc     the whole job, `python -m pipelines.wiki_mrc --direct_num_workers 1`;
+  DIR's name   with --compare_with DIR (repeatable): the job as that checkout has it (run from DIR).
+Reported: articles/s and wikitext MB/s per CPU-second, peak RSS, and the job's ratios to each.
+With --repeat N the runs are interleaved N times (floor, wikiextractor, job, others, floor, ...) and
+the least CPU time of each is reported: on a shared machine, load only ever adds time, so the
+minimum is the best estimate of each one's own cost, and interleaving spreads any load over all.
 """
 from __future__ import annotations
 
@@ -50,8 +55,8 @@ with open(sys.argv[1], "rb") as f:
 """
 
 
-def measure(cmd: list[str]) -> dict:
-    out = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True, check=True)
+def measure(cmd: list[str], cwd: Path | None = None) -> dict:
+    out = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True, check=True, cwd=cwd)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     if result["rc"]:
         raise SystemExit(f"benchmark command failed: {' '.join(cmd)}\n{out.stderr}")
@@ -90,6 +95,9 @@ def main(argv=None) -> None:
     parser.add_argument("--dump", type=Path, default=DEFAULT_DUMP, help="an English pages-articles .xml.bz2")
     parser.add_argument("--scales", default="1,4", help="comma-separated repeat factors")
     parser.add_argument("--min_mentions_en", default="10")
+    parser.add_argument("--repeat", type=int, default=1, help="interleaved rounds; the least CPU time of each run is kept")
+    parser.add_argument("--compare_with", type=Path, action="append", default=[],
+                        help="a checkout of another commit whose job runs on the same input (repeatable)")
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -98,24 +106,36 @@ def main(argv=None) -> None:
             dump = tmp / f"x{k}-pages-articles.xml.bz2"
             repeat_dump(args.dump, k, dump)
             pages, articles, mb = dump_size(dump)
-            floor = measure([sys.executable, "-c", _FLOOR.format(repo=str(REPO)), str(dump)])
-            extractor = measure([sys.executable, "-m", "wikiextractor.WikiExtractor", "--json", "--links",
-                                 "--processes", "1", "-q", "-o", str(tmp / f"we{k}"), str(dump)])
-            job = measure([sys.executable, "-m", "pipelines.wiki_mrc", "--runner", "DirectRunner",
-                           "--direct_num_workers", "1", "--dump", f"en={dump}", "--output", str(tmp / f"job{k}"),
-                           "--min_mentions_en", args.min_mentions_en])
-            rows.append((k, pages, articles, mb, floor, extractor, job))
-    print(f"dump {args.dump.name}; per CPU-second (user+sys of the process tree); RSS = peak of the process")
+            job_args = ["-m", "pipelines.wiki_mrc", "--runner", "DirectRunner", "--direct_num_workers", "1",
+                        "--dump", f"en={dump}", "--min_mentions_en", args.min_mentions_en]
+            runs = {
+                "floor": ([sys.executable, "-c", _FLOOR.format(repo=str(REPO)), str(dump)], None),
+                "wikiextractor": ([sys.executable, "-m", "wikiextractor.WikiExtractor", "--json", "--links",
+                                   "--processes", "1", "-q", "-o", str(tmp / f"we{k}"), str(dump)], None),
+                "wiki_mrc": ([sys.executable, *job_args, "--output", str(tmp / f"job{k}")], REPO),
+            }
+            for n, checkout in enumerate(args.compare_with):
+                runs[checkout.name] = ([sys.executable, *job_args, "--output", str(tmp / f"other{n}-{k}")], checkout)
+            results: dict[str, list[dict]] = {name: [] for name in runs}
+            for _ in range(args.repeat):
+                for name, (cmd, cwd) in runs.items():
+                    results[name].append(measure(cmd, cwd))
+            best = {name: min(rs, key=lambda r: r["cpu"]) for name, rs in results.items()}
+            rows.append((k, pages, articles, mb, best, results))
+    print(f"dump {args.dump.name}; per CPU-second (user+sys of the process tree, least of {args.repeat}); RSS = peak of the process")
     print(f"{'scale':>5} {'pages':>6} {'articles':>8} {'MB':>6} | {'run':<13} {'cpu s':>6} {'wall s':>6} "
-          f"{'art/s':>7} {'MB/s':>6} {'RSS MB':>7} | {'job/run':>7}")
-    for k, pages, articles, mb, floor, extractor, job in rows:
-        for name, r in (("floor", floor), ("wikiextractor", extractor), ("wiki_mrc", job)):
+          f"{'art/s':>7} {'MB/s':>6} {'RSS MB':>7} | {'job/run':>7} | every run's cpu s")
+    for k, pages, articles, mb, best, results in rows:
+        job = best["wiki_mrc"]
+        for name, r in best.items():
             ratio = job["cpu"] / r["cpu"]
+            every = " ".join(f"{x['cpu']:.2f}" for x in results[name])
             print(f"{k:>5} {pages:>6} {articles:>8} {mb:>6.1f} | {name:<13} {r['cpu']:>6.2f} {r['wall']:>6.2f} "
-                  f"{articles / r['cpu']:>7.1f} {mb / r['cpu']:>6.2f} {r['rss_mb']:>7.0f} | {ratio:>6.2f}x")
+                  f"{articles / r['cpu']:>7.1f} {mb / r['cpu']:>6.2f} {r['rss_mb']:>7.0f} | {ratio:>6.2f}x | {every}")
     if len(rows) > 1:
         first, last = rows[0], rows[-1]
-        print(f"peak RSS of wiki_mrc at {last[0]}x vs {first[0]}x input: {last[6]['rss_mb'] / first[6]['rss_mb']:.2f}x")
+        print(f"peak RSS of wiki_mrc at {last[0]}x vs {first[0]}x input: "
+              f"{last[4]['wiki_mrc']['rss_mb'] / first[4]['wiki_mrc']['rss_mb']:.2f}x")
 
 
 if __name__ == "__main__":

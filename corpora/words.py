@@ -137,6 +137,27 @@ class _PerThread:
         return obj
 
 
+def _import_spacy():
+    """spaCy, imported without torch. thinc (under spaCy) imports torch whenever it is installed, to
+    offer torch models; a blank pipeline's rule-based tokenizer never uses it, and the import costs
+    ~2 CPU-s per worker process (measured: `import spacy` 2.8-3.3 CPU-s with torch installed, 1.1
+    with it hidden). torch is hidden only while spaCy loads and only if nothing imported it before,
+    so a later `import torch` in the same process works as usual (thinc then offers no torch models
+    in that process, which no tokenizer here needs)."""
+    import sys
+
+    if "spacy" in sys.modules or "torch" in sys.modules:
+        import spacy
+
+        return spacy
+    sys.modules["torch"] = None  # makes "import torch" raise ImportError, which thinc expects
+    try:
+        import spacy
+    finally:
+        del sys.modules["torch"]
+    return spacy
+
+
 def _build_spacy(lang: str) -> WordTokenizer:
     # Vietnamese: spaCy's default vi tokenizer runs pyvi, whose words span several syllables *with a
     # space inside* ("sinh viên", "Hà Nội"). That breaks the no-whitespace-in-a-word contract the
@@ -145,8 +166,7 @@ def _build_spacy(lang: str) -> WordTokenizer:
     # every span pyvi could express is still expressible. spaCy's vi with ``use_pyvi: false`` only
     # splits on whitespace ("Nội." stays one token), so vi gets spaCy's generic rule-based
     # tokenizer (spacy.Tokenizer.v1 with the vi Defaults), which also splits off punctuation.
-    import spacy
-
+    spacy = _import_spacy()
     config = {"nlp": {"tokenizer": {"@tokenizers": "spacy.Tokenizer.v1"}}} if lang == "vi" else {}
     nlp = spacy.blank(lang, config=config)
     return _SpacyTokenizer(lang, lang not in _NO_SPACE_LANGS, nlp.tokenizer)
@@ -259,10 +279,8 @@ def _check_lang(lang: str) -> None:
 
 
 def _spacy_has(lang: str) -> bool:
-    from spacy.util import get_lang_class
-
     try:
-        get_lang_class(lang)
+        _import_spacy().util.get_lang_class(lang)
     except ImportError:
         return False
     return True
@@ -276,8 +294,7 @@ def _build_generic(lang: str) -> WordTokenizer:
     from corpora.languages import UNSPACED
 
     if _spacy_has(lang):
-        import spacy
-
+        spacy = _import_spacy()
         return _SpacyTokenizer(lang, lang not in UNSPACED, spacy.blank(lang).tokenizer)
     from sacremoses import MosesTokenizer
 

@@ -12,6 +12,23 @@ import logging
 import sys
 from importlib import resources
 
+
+def _import_beam_without_pandas() -> None:
+    """Beam imports pandas at start-up whenever it is installed (for its DataFrame API's type hints);
+    this job never uses it, and the import costs 0.5-0.9 CPU-s of every run (measured: `import
+    apache_beam` 2.1-2.5 CPU-s, 1.4-1.7 with pandas hidden). pandas is hidden only while Beam loads
+    and only if nothing imported either before, so a later `import pandas` works as usual."""
+    if "apache_beam" in sys.modules or "pandas" in sys.modules:
+        return
+    sys.modules["pandas"] = None  # makes "import pandas" raise ImportError, which Beam expects
+    try:
+        import apache_beam  # noqa: F401
+    finally:
+        del sys.modules["pandas"]
+
+
+_import_beam_without_pandas()
+
 import apache_beam as beam
 import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -258,6 +259,21 @@ def _benchmark(langs=("en", "zh", "th", "ja", "ar", "vi", "sw", "ko"), size=3000
             cold = n / (time.perf_counter() - t0)
             line += f"  (cache emptied per window: {cold:,.0f} words/s)"
         print(f"{line}  load {load:.2f}s  [{TOKENISER_TABLE[lang]}]")
+
+
+def test_spacy_tokenizers_load_without_torch():
+    """thinc imports torch when it is installed (~2 CPU-s per worker); the tokenizers do not need it,
+    and a later `import torch` in the same process still works."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from corpora.words import get_tokenizer\n"
+        "assert get_tokenizer('en').tokenize('Paris, France.') == ['Paris', ',', 'France', '.']\n"
+        "assert 'torch' not in sys.modules, 'spaCy pulled torch in'\n"
+        "try:\n    import torch\nexcept ImportError:\n    pass\nelse:\n    assert torch.tensor([1]).item() == 1\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[1])
 
 
 if __name__ == "__main__":
