@@ -23,12 +23,17 @@ Readings where the paper is not explicit (docs/clism_model.md has the measuremen
 * The start/end softmax runs over the target subwords only (the answer is always there); Eq. 2–3's
   "each token in X" would also let a [QUE] point into its own source sentence.
 * W_s and W_e carry no bias (Eq. 1).
+* In-batch negatives are the global batch: under DDP each rank's anchors are contrasted with every
+  rank's candidates (all-gathered with their gradient, which flows back to the rank that made them),
+  so 8 ranks of 8 pairs contrast 64 pairs, as the paper's batch of 64 does, not 8.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import torch
+import torch.distributed as dist
+import torch.distributed.nn.functional as dist_nn
 import torch.nn.functional as F
 from torch import nn
 from transformers import XLMRobertaConfig, XLMRobertaModel, XLMRobertaPreTrainedModel
@@ -48,21 +53,44 @@ def masked_mean(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return (hidden.float() * mask).sum(1) / mask.sum(1).clamp(min=1)
 
 
-def contrastive_loss(anchor: torch.Tensor, candidates: torch.Tensor, temperature: float, reading: str = "scale") -> torch.Tensor:
-    """Eq. 7, averaged over the batch: row i's positive is candidate i, the other B−1 are its negatives."""
+def contrastive_loss(anchor: torch.Tensor, candidates: torch.Tensor, temperature: float, reading: str = "scale",
+                     offset: int = 0) -> torch.Tensor:
+    """Eq. 7, averaged over the anchors: anchor i's positive is candidate offset + i, every other
+    candidate is a negative (candidates may be the whole global batch, `offset` where ours start)."""
     if reading not in TAU_READINGS:
         raise ValueError(f"cacr_tau_reading={reading!r}: choose from {', '.join(TAU_READINGS)}")
     scale = temperature if reading == "scale" else 1.0 / temperature
-    cosine = F.normalize(anchor.float(), dim=-1) @ F.normalize(candidates.float(), dim=-1).T  # Ψ, [B, B]
-    return F.cross_entropy(cosine * scale, torch.arange(anchor.shape[0], device=anchor.device))
+    cosine = F.normalize(anchor.float(), dim=-1) @ F.normalize(candidates.float(), dim=-1).T  # Ψ, [B, N]
+    return F.cross_entropy(cosine * scale, offset + torch.arange(anchor.shape[0], device=anchor.device))
+
+
+def gather_batch(x: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """Every DDP rank's rows of x, concatenated in rank order, and where this rank's rows start.
+
+    Autograd-aware (torch.distributed.nn): the gradient a rank's loss sends to another rank's rows
+    reaches that rank in backward, so the averaged DDP gradient equals one process on the global
+    batch. Ranks may hold different numbers of rows (an epoch's short last batch): rows are padded to
+    the largest, gathered, and the padding cut off. One process: x itself."""
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return x, 0
+    world, rank = dist.get_world_size(), dist.get_rank()
+    sizes = [torch.zeros(1, dtype=torch.long, device=x.device) for _ in range(world)]
+    dist.all_gather(sizes, torch.tensor([x.shape[0]], dtype=torch.long, device=x.device))
+    sizes = [int(n) for n in sizes]
+    padded = F.pad(x, (0, 0, 0, max(sizes) - x.shape[0]))
+    parts = dist_nn.all_gather(padded)
+    return torch.cat([part[:n] for part, n in zip(parts, sizes)]), sum(sizes[:rank])
 
 
 def cacr_loss(r_t: torch.Tensor, r_hat_s: torch.Tensor, r_s: torch.Tensor, temperature: float,
               reading: str = "scale") -> torch.Tensor:
-    """Eq. 8: every two members of the positive triple {rˢ, rᵗ, r̂ˢ} pulled together."""
-    return (contrastive_loss(r_t, r_hat_s, temperature, reading)
-            + contrastive_loss(r_s, r_hat_s, temperature, reading)
-            + contrastive_loss(r_t, r_s, temperature, reading))
+    """Eq. 8: every two members of the positive triple {rˢ, rᵗ, r̂ˢ} pulled together, each anchor
+    against the candidates of the global batch (gather_batch)."""
+    all_r_hat_s, offset = gather_batch(r_hat_s)
+    all_r_s, _ = gather_batch(r_s)
+    return (contrastive_loss(r_t, all_r_hat_s, temperature, reading, offset)
+            + contrastive_loss(r_s, all_r_hat_s, temperature, reading, offset)
+            + contrastive_loss(r_t, all_r_s, temperature, reading, offset))
 
 
 def span_cross_entropy(logits: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Tensor, int]:
