@@ -2,6 +2,7 @@
 through `pipelines.vocap` and `pipelines.xy_corpus`, then the tiny config on the CPU."""
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -16,7 +17,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
 
-from corpora.vocap import BOS_ID, MASK_ID, PAD_ID
+from corpora.vocap import BOS_ID, EOS_ID, MASK_ID, PAD_ID
 from training import data_xylent, run
 from training.models import xylent
 from training.models.xylent import (XYLentConfig, XYLentForPreTraining, choose_masked, chi2_best_response,
@@ -146,6 +147,26 @@ def pq_rows(folder: Path) -> list[dict]:
     return [r for f in sorted(folder.glob("*.parquet")) for r in pq.read_table(f).to_pylist()]
 
 
+def test_trtd_order_is_drawn_again_at_every_visit(xy_data):
+    import random
+
+    row = {"src_lang": "fr", "tgt_lang": "ar", "src_len": 4, "input_ids": [BOS_ID, 11, 12, EOS_ID, 21, 22, 23, EOS_ID]}
+    flips = [data_xylent.flipped_at_random([row], random.Random(k))[0] for k in range(400)]
+    turned = [r for r in flips if r["src_lang"] == "ar"]
+    assert 150 < len(turned) < 250
+    assert turned[0]["input_ids"] == [BOS_ID, 21, 22, 23, EOS_ID, 11, 12, EOS_ID] and turned[0]["src_len"] == 5
+    # In the stream: a pair comes back over the epochs in both orders.
+    orders: dict = {}
+    for pair, rows in itertools.islice(stream(xy_data).raw_batches(), 600):
+        for r in rows if pair is not None else ():
+            ids, cut = r["input_ids"], r["src_len"]
+            first, second = tuple(ids[1:cut - 1]), tuple(ids[cut:-1])
+            orders.setdefault(frozenset((first, second)), set()).add(first)
+    seen_twice = [o for o in orders.values()]
+    both = sum(len(o) == 2 for o in seen_twice)
+    assert both > 0.5 * len(orders), (both, len(orders))
+
+
 def test_pair_weights_reach_dataloader_workers(xy_data):
     from training.data import make_loader
 
@@ -190,8 +211,9 @@ def test_cls_is_never_masked_and_fifteen_percent_are(xy_data):
         ids, mask = batch["input_ids"], batch["attention_mask"]
         masked = choose_masked(ids, mask, 0.15)
         assert not masked[ids == BOS_ID].any()  # XY-LENT §4: never [CLS]/<s>
+        assert not masked[ids == EOS_ID].any()  # nor any other special token
         assert not masked[:, 0].any() and not masked[mask == 0].any()
-        candidates = ((ids != BOS_ID) & (mask == 1)).sum(1)
+        candidates = (~torch.isin(ids, torch.tensor([BOS_ID, EOS_ID, MASK_ID])) & (mask == 1)).sum(1)
         assert torch.equal(masked.sum(1), (candidates.float() * 0.15).round().long().clamp(min=1))
 
 

@@ -2,7 +2,7 @@
 
 Data: the xy_corpus job's --output (pipelines/xy_corpus.py; DESIGN.md §2):
     data/mrtd/train-*.parquet   XY_MRTD_SCHEMA  packed monolingual sequences of ≤ 512 ids, `<s> …`
-    data/trtd/train-*.parquet   XY_TRTD_SCHEMA  `<s> x </s> y </s>`, language order already flipped
+    data/trtd/train-*.parquet   XY_TRTD_SCHEMA  `<s> x </s> y </s>`, language order flipped at write time
     pair_probs.parquet          XY_PAIR_PROBS_SCHEMA  the Sinkhorn sampling probability of each pair
     spm.model                   the vocap SentencePiece model the ids are from
 
@@ -10,6 +10,9 @@ The stream (`XYBatches`), per DDP rank and DataLoader worker:
 - MRTD rows are drawn by language with probability q_l ∝ n_l^α (--mono_alpha), XLM-E's smoothed
   multilingual sampling, by thinning: a row of language l is kept with probability
   (q_l/p_l) / max_k(q_k/p_k), p_l being its share of the rows; batches mix languages in those shares;
+- a TRTD row's language order is drawn again each time a batch takes it (§4: "flip the order with
+  probability 0.5"): the job's write-time flip alone would show a row in the same order every epoch;
+  a fair coin on top of a fair coin is still a fair coin, so each visit's order is uniform;
 - MRTD and TRTD batches alternate (one of each: XY-LENT Table 9 counts the batch "per task"), so an
   even --grad_accum gives every optimiser step the same number of batches of both tasks;
 - a TRTD batch is one language pair, drawn with the current pair weights (pair_probs, or the DRO
@@ -237,6 +240,18 @@ def collate(rows: list[dict], pair_index: int = -1, pair: str | None = None, max
             "pair_index": torch.full((len(ids),), pair_index, dtype=torch.long), "counts": counts}
 
 
+def flipped_at_random(rows: list[dict], rng: random.Random) -> list[dict]:
+    """Each row `<s> x </s> y </s>` as it is or as `<s> y </s> x </s>`, with probability ½ each."""
+    out = []
+    for row in rows:
+        if rng.random() < 0.5:
+            ids, cut = row["input_ids"], row["src_len"]  # cut: the length of `<s> x </s>`
+            row = {**row, "src_lang": row["tgt_lang"], "tgt_lang": row["src_lang"], "src_len": len(ids) - cut + 1,
+                   "input_ids": [ids[0], *ids[cut:-1], ids[cut - 1], *ids[1:cut - 1], ids[-1]]}
+        out.append(row)
+    return out
+
+
 def collator(cfg, tokenizer):
     """The registry's per-model collator: MRTD rows (the stream collates TRTD batches itself)."""
     return lambda rows: collate(rows, max_len=cfg.max_seq_len)
@@ -289,7 +304,7 @@ class XYBatches(IterableDataset):
         self.mrtd = ParquetBatches(mrtd_files, batch_size, None, seed, rank, world_size, shuffle_buffer, start_batch,
                                    columns=["input_ids"] if mono_keep is None else ["lang", "input_ids"])
         self.trtd = ParquetBatches(trtd_files, 256, None, seed + 1, rank, world_size, shuffle_buffer, start_batch,
-                                   columns=["src_lang", "tgt_lang", "input_ids"])
+                                   columns=["src_lang", "tgt_lang", "input_ids", "src_len"])
 
     def set_pair_weights(self, weights) -> None:
         weights = torch.as_tensor(weights, dtype=torch.float64).cpu()
@@ -373,7 +388,7 @@ class XYBatches(IterableDataset):
                         refill(pair)
                     if ready[pair]:
                         break
-                yield pair, ready[pair].popleft()
+                yield pair, flipped_at_random(ready[pair].popleft(), _rng(self.seed, "trtd-order", slot, n))
             n += 1
 
     def __iter__(self) -> Iterator[dict]:

@@ -245,8 +245,11 @@ XYLentForMaskedLM.register_for_auto_class("AutoModelForMaskedLM")
 def choose_masked(input_ids: torch.Tensor, attention_mask: torch.Tensor, mask_prob: float,
                   generator: torch.Generator | None = None) -> torch.Tensor:
     """[B, T] bool: round(mask_prob · n) of each sequence's n candidates (at least one), chosen
-    uniformly; candidates are real tokens other than <s> (XY-LENT §4: [CLS] is never masked)."""
-    candidates = attention_mask.bool() & (input_ids != BOS_ID)
+    uniformly; candidates are real tokens other than the special ones: <s> (XY-LENT §4: [CLS] is never
+    masked), </s> and <mask>, as ELECTRA's and XLM-E's masking draw only from the text (a </s> between a
+    translation pair's halves would otherwise be masked and "replaced"). <unk> stands for text: it may be."""
+    special = (input_ids == BOS_ID) | (input_ids == EOS_ID) | (input_ids == MASK_ID)
+    candidates = attention_mask.bool() & ~special
     n = candidates.sum(1)
     k = torch.where(n > 0, (n.float() * mask_prob).round().long().clamp(min=1), torch.zeros_like(n))
     scores = torch.rand(input_ids.shape, device=input_ids.device, generator=generator)
