@@ -39,8 +39,8 @@ OVERRIDES = {
     "init": (str, ("backbone: a from_pretrained name or local path, or 'random' for a random encoder of the "
                    "config's shape with a SentencePiece tokenizer trained on the data (default: the config's; "
                    "tiny: random)")),
-    "max_steps": (int, "optimiser steps (default: --epochs over the data)"),
-    "epochs": (float, "epochs over the data when --max_steps is not given (paper: 3)"),
+    "max_steps": (int, "optimiser steps (mPMR base/large: the paper's 250K/100K; tiny: --epochs over the data)"),
+    "epochs": (float, "epochs over the data when the config sets no --max_steps"),
     "batch_size": (int, "micro-batch rows per process"),
     "grad_accum": (int, "micro-batches per optimiser step (effective batch = batch_size x grad_accum x processes)"),
     "lr": (float, "peak learning rate (paper: 1e-5)"),
