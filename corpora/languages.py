@@ -6,9 +6,10 @@ A `WikiLanguage` is built in two layers:
   2. `corpora/wiki_language_data.py`, one entry per language, for what siteinfo does not carry:
      namespace aliases, the image-option magic words (thumb, right, 250px … localised), the link
      trail, the redirect and behaviour-switch magic words (all extracted from MediaWiki's
-     languages/messages/Messages*.php), and the curated disambiguation templates, disambiguation
-     phrases and tail-section titles.
-English names always work on every wiki, so they are in every profile.
+     languages/messages/Messages*.php), and the curated site namespaces and link prefixes,
+     extra magic words, disambiguation templates, disambiguation phrases and tail-section titles.
+English names always work on every wiki, so the `en` entry is a layer of every profile. What stays
+here is cross-wiki rules only (interwiki prefixes, language codes, the dab-template suffixes).
 
 Any Wikipedia language code runs: a code outside the paper's 24 gets the English layer, its
 siteinfo, and the generic tokeniser (corpora/words.py). Adding a language is one entry in
@@ -31,7 +32,7 @@ NS_FILE, NS_TEMPLATE, NS_CATEGORY = 6, 10, 14
 # Scripts written without spaces between words (the tokeniser decides word boundaries).
 UNSPACED = frozenset({"zh", "ja", "th", "lzh", "wuu", "yue", "zh-yue", "zh-classical", "gan", "my", "km", "lo", "bo", "dz"})
 
-# ── the seed layer: names every profile has, and local names known before the MediaWiki extract ──
+# ── rules that hold on every wiki (per-language names are all in wiki_language_data.py) ──
 
 # Wikipedia language codes (and the old aliases still in the interwiki map): "[[fr:Paris]]" is an
 # interlanguage link, dropped; "[[:fr:Paris]]" is an inline link to another wiki, text kept.
@@ -54,17 +55,6 @@ WIKIPEDIA_LANGUAGES = frozenset(
     """.split()
 )
 
-# Namespace names per wiki: the English canonical names work on every wiki, plus the local ones and
-# their common aliases. Keys are lower-case with single spaces (see _prefix_key).
-_CANONICAL_FILE = ("file", "image")
-_CANONICAL_CATEGORY = ("category",)
-_CANONICAL_OTHER = (
-    "talk", "user", "user talk", "wikipedia", "wikipedia talk", "project", "project talk", "wp", "wt",
-    "file talk", "image talk", "mediawiki", "mediawiki talk", "template", "template talk", "help",
-    "help talk", "category talk", "portal", "portal talk", "draft", "draft talk", "timedtext",
-    "timedtext talk", "module", "module talk", "special", "media", "book", "book talk",
-    "education program", "gadget", "gadget definition", "topic", "mos", "h", "t", "event",
-)
 # Sister projects and the common external interwikis: text kept, no anchor.
 _INTERWIKI = (
     "wikt", "wiktionary", "w", "commons", "c", "meta", "m", "metawikimedia", "s", "wikisource", "q",
@@ -73,83 +63,7 @@ _INTERWIKI = (
     "outreach", "incubator", "phab", "phabricator", "wikitech", "translatewiki", "doi", "google",
     "iarchive", "imdbname", "imdbtitle", "rfc", "oeis", "arxiv", "gutenberg", "wikia", "wikiwikiweb",
 )
-_LOCAL_FILE = {
-    "zh": ("文件", "檔案", "档案", "图像", "圖像", "媒体文件"),
-    "ja": ("ファイル", "画像"),
-    "th": ("ไฟล์", "ภาพ"),
-    "ar": ("ملف", "صورة"),
-    "hi": ("चित्र", "फ़ाइल", "फाइल"),
-    "fr": ("fichier", "image"),
-    "de": ("datei", "bild"),
-    "es": ("archivo", "imagen"),
-    "ru": ("файл", "изображение"),
-}
-_LOCAL_CATEGORY = {
-    "zh": ("分类", "分類"),
-    "ja": ("カテゴリ",),
-    "th": ("หมวดหมู่",),
-    "ar": ("تصنيف",),
-    "hi": ("श्रेणी",),
-    "fr": ("catégorie",),
-    "de": ("kategorie",),
-    "es": ("categoría",),
-    "ru": ("категория",),
-}
-_LOCAL_OTHER = {
-    "zh": ("维基百科", "維基百科", "帮助", "幫助", "模板", "样板", "樣板", "用户", "用戶", "使用者",
-           "讨论", "討論", "主题", "主題", "草稿", "特殊", "媒体", "媒體", "模块", "模組", "消歧义"),
-    "ja": ("利用者", "ノート", "プロジェクト", "ヘルプ", "テンプレート", "ポータル", "特別", "メディア",
-           "モジュール", "利用者‐会話", "ウィキペディア"),
-    "th": ("ผู้ใช้", "คุยกับผู้ใช้", "พูดคุย", "วิกิพีเดีย", "วิธีใช้", "แม่แบบ", "สถานีย่อย", "พิเศษ",
-           "สื่อ", "มอดูล", "ฉบับร่าง"),
-    "ar": ("مستخدم", "مستخدمة", "نقاش", "ويكيبيديا", "مساعدة", "قالب", "بوابة", "خاص", "ميديا", "وحدة",
-           "ميدياويكي", "ملحق", "مسودة"),
-    "hi": ("सदस्य", "वार्ता", "विकिपीडिया", "सहायता", "साँचा", "सांचा", "प्रवेशद्वार", "विशेष", "मीडिया",
-           "मॉड्यूल"),
-    "fr": ("utilisateur", "utilisatrice", "discussion", "wikipédia", "aide", "modèle", "portail",
-           "spécial", "projet", "média", "module", "référence", "sujet"),
-    "de": ("benutzer", "benutzerin", "diskussion", "hilfe", "vorlage", "spezial", "medium", "modul"),
-    "es": ("usuario", "usuaria", "discusión", "ayuda", "plantilla", "especial", "anexo",
-           "wikiproyecto", "medio", "módulo"),
-    "ru": ("участник", "участница", "обсуждение", "википедия", "справка", "шаблон", "портал",
-           "служебная", "проект", "медиа", "модуль", "арбитраж", "инкубатор"),
-}
-
 _DEFAULT_LINKTRAIL = "[a-z]+"  # MessagesEn.php
-
-# Disambiguation templates. Names are compared lower-case with "_" as space; a name is a
-# disambiguation template if it is in _DAB_NAMES or ends with one of _DAB_SUFFIXES (en has dozens of
-# "X disambiguation" variants). Set index articles ({{set index article}}, {{surname}}, ...) are
-# lists of things sharing a name, not disambiguation pages, and are deliberately absent.
-_DAB_NAMES = frozenset(
-    """
-    disambiguation|disambig|dab|disamb|dis|hndis|geodis|disambig-cleanup|disambiguation cleanup|
-    dab cleanup|hndisambig|numberdis|schooldis|roaddis|hospitaldis|mil-unit-dis|
-    letter-numbercombdisambig|letter-number combination disambiguation|
-    消歧义|消歧義|消除歧义|消除歧義|消歧义页|消歧義頁|地名消歧义|地名消歧義|人名消歧义|人名消歧義|
-    aimai|曖昧さ回避|人名の曖昧さ回避|地名の曖昧さ回避|
-    แก้ความกำกวม|แก้กำกวม|
-    توضيح|صفحة توضيح|
-    बहुविकल्पी|बहुविकल्पी शब्द|
-    homonymie|
-    begriffsklärung|
-    desambiguación|desambiguacion|desambig|des|
-    неоднозначность|многозначность|неоднозначность/геоназвания
-    """.replace("\n", "").split("|")
-)
-_DAB_NAMES = frozenset(name.strip() for name in _DAB_NAMES if name.strip())
-_DAB_MAGIC_WORDS = ("__DISAMBIG__", "__消歧义__", "__消歧義__", "__曖昧さ回避__")
-
-
-# Local behaviour switches known before the MediaWiki extract (its toc_magic_words add the rest).
-_SEED_SWITCHES = tuple(
-    "__%s__" % w for w in (
-        "目次 目次非表示 目次強制 見出し編集なし 目录 無目錄 无目录 不转换标题 不轉換標題 不转换内容 不轉換內容 "
-        "消歧义 消歧義 曖昧さ回避 НЕТ_ОГЛАВЛЕНИЯ БЕЗ_ОГЛАВЛЕНИЯ ОГЛАВЛЕНИЕ ОБЯЗАТЕЛЬНОЕ_ОГЛАВЛЕНИЕ AUCUNSOMMAIRE "
-        "SOMMAIRE FORCERSOMMAIRE INHALTSVERZEICHNIS KEIN_INHALTSVERZEICHNIS INHALTSVERZEICHNIS_ERZWINGEN TDC SIN_TDC "
-        "NOTDC FORZAR_TDC"
-    ).split()
-)
 
 # Where dropping Latin/Greek/Cyrillic accents would merge different words *in names*: vi (tones and
 # vowel qualities are phonemic: Hà/Hạ/Há), tr (ş/s, ç/c, ğ/g, ö/o, ü/u tell words apart, and "İ"
@@ -170,14 +84,12 @@ _ENGLISH_TAIL_SECTIONS = (
     "citations", "footnotes", "works cited", "notes and references", "references and notes", "gallery",
     "literature", "external link", "reference", "note", "related articles",
 )
-_ENGLISH_DAB_TEMPLATES = (
-    "disambiguation", "disambig", "dab", "disamb", "dis", "hndis", "geodis", "numberdis", "schooldis",
-    "roaddis", "hospitaldis", "mil-unit-dis", "letter-number combination disambiguation",
-    "disambiguation cleanup", "dab cleanup", "disambig-cleanup", "hndisambig", "surname disambiguation",
-)
 _ENGLISH_DAB_PHRASES = ("may refer to", "may also refer to", "can refer to", "may stand for")
 
-# Cross-wiki disambiguation templates (many wikis keep the English name as a redirect).
+# A template whose name ends with one of these is a disambiguation template on any wiki (en has
+# dozens of "X disambiguation" variants; many wikis keep the English name as a redirect). Set index
+# articles ({{set index article}}, {{surname}}, ...) are lists of things sharing a name, not
+# disambiguation pages, and are deliberately absent from every language's list.
 _DAB_SUFFIXES = ("disambiguation", "曖昧さ回避", "homonymie", "消歧义", "消歧義")
 
 
@@ -348,12 +260,8 @@ def wiki_language(code: str) -> WikiLanguage:
     entry = _DATA.get(code, {})
     layers = (english, entry) if code != "en" else (english,)
     # Media: links show their text ("[[Media:X.ogg|sound]]" is "sound"), so it is an "other" namespace.
-    files = {*_CANONICAL_FILE, *_LOCAL_FILE.get(code, ())}
-    categories = {*_CANONICAL_CATEGORY, *_LOCAL_CATEGORY.get(code, ())}
-    others = {*_CANONICAL_OTHER, *_LOCAL_OTHER.get(code, ())}
-    options, redirects, switches = [], [], list(_SEED_SWITCHES)
-    dab_magic = list(_DAB_MAGIC_WORDS)
-    dab_templates = set(_ENGLISH_DAB_TEMPLATES) | _DAB_NAMES
+    files, categories, others = set(), set(), set()
+    options, redirects, switches, dab_magic, dab_templates = [], [], [], [], set()
     dab_phrases, tails = list(_ENGLISH_DAB_PHRASES), set(_ENGLISH_TAIL_SECTIONS)
     for layer in layers:
         files.update(_namespace_key(n) for n in _ns_names(layer, NS_FILE))
@@ -361,10 +269,16 @@ def wiki_language(code: str) -> WikiLanguage:
         for key in _ns_keys(layer):
             if key not in (NS_FILE, NS_CATEGORY, 0):
                 others.update(_namespace_key(n) for n in _ns_names(layer, key))
+        extra = layer.get("extra_link_prefixes", {})
+        files.update(_namespace_key(n) for n in extra.get("file", ()))
+        categories.update(_namespace_key(n) for n in extra.get("category", ()))
+        others.update(_namespace_key(n) for n in extra.get("other", ()))
         options += _image_options(layer)
         redirects += layer.get("redirect", [])
-        switches += layer.get("toc_magic_words", [])
-        dab_magic += layer.get("disambig_magic_words", [])
+        magic = layer.get("extra_magic_words", {})
+        switches += [w for synonyms in layer.get("toc_magic_words", {}).values() for w in synonyms]
+        switches += magic.get("behaviour_switches", [])
+        dab_magic += layer.get("disambig_magic_words", []) + magic.get("disambiguation", [])
         dab_templates.update(_namespace_key(t) for t in layer.get("disambiguation_templates", []))
         dab_phrases += layer.get("disambiguation_phrases", [])
         tails.update(" ".join(t.lower().split()) for t in layer.get("tail_sections", []))

@@ -83,6 +83,15 @@ matching a few extra names costs nothing.
   English-named ``disambig``/``dab``/``disambiguation`` used cross-wiki. Hatnote templates that
   merely point to a disambiguation page (``Dablink``, ``Begriffsklärungshinweis``, ``Otheruses``)
   are deliberately absent: they appear on ordinary articles.
+- ``extra_link_prefixes``: ``{"file"|"category"|"other": [name, ...]}``, link prefixes the wiki
+  accepts that neither its Messages file nor a namespace id above gives: site aliases (zh
+  ``媒体文件``, hi ``फ़ाइल``), extension namespaces (Module, Draft, TimedText, Topic, ru
+  ``Инкубатор``) and shortcut pseudo-namespaces (en ``MOS:``, ``H:``, ``T:``). "file" and
+  "category" links are dropped whole, "other" links keep their text without an anchor. en's
+  apply on every wiki (the English layer).
+- ``extra_magic_words``: ``{"behaviour_switches"|"disambiguation": [word, ...]}``, local ``__X__``
+  words seen on the wiki that the extracted ``toc_magic_words``/``disambig_magic_words`` lack (ja
+  ``__見出し編集なし__``, zh-hant ``__消歧義__``).
 - ``disambiguation_phrases``: lead phrases of disambiguation pages (audit only).
 - ``tail_sections``: section titles after which an article holds no prose (See also,
   References, Notes, External links, Further reading, Bibliography, ...), lower-case. Each
@@ -181,7 +190,8 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of ar.wikipedia.org) ---
         'site_namespace_names': {4: ['ويكيبيديا'], 100: ['بوابة']},
-        'disambiguation_templates': ['توضيح', 'disambig', 'dab', 'disambiguation'],
+        'extra_link_prefixes': {'other': ['وحدة', 'ملحق', 'مسودة']},
+        'disambiguation_templates': ['توضيح', 'disambig', 'dab', 'disambiguation', 'صفحة توضيح'],
         'disambiguation_phrases': [
             'قد يشير إلى', 'قد تشير إلى', 'يمكن أن يشير إلى', 'يمكن أن تشير إلى', 'قد يقصد به', 'قد يقصد بها',
         ],
@@ -406,6 +416,7 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of de.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal']},
+        'extra_link_prefixes': {'other': ['modul']},
         'disambiguation_templates': ['begriffsklärung', 'bkl', 'bks', 'disambig', 'dab', 'disambiguation'],
         'disambiguation_phrases': [
             'steht für', 'bezeichnet', 'ist der name folgender', 'ist der familienname folgender personen',
@@ -602,12 +613,14 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of en.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal']},
+        'extra_link_prefixes': {'other': ['wikipedia talk', 'wp', 'wt', 'portal talk', 'draft', 'draft talk', 'timedtext', 'timedtext talk', 'module', 'module talk', 'book', 'book talk', 'education program', 'gadget', 'gadget definition', 'topic', 'mos', 'h', 't', 'event']},
         'disambiguation_templates': [
             'disambiguation', 'disambig', 'dab', 'disamb', 'hndis', 'human name disambiguation', 'geodis',
             'place name disambiguation', 'letter-number combination disambiguation',
             'species latin name disambiguation', 'genus disambiguation', 'hospital disambiguation',
             'school disambiguation', 'road disambiguation', 'number disambiguation',
             'call sign disambiguation', 'chinese title disambiguation', 'disambiguation cleanup',
+            'dis', 'numberdis', 'schooldis', 'roaddis', 'hospitaldis', 'mil-unit-dis', 'disambig-cleanup', 'dab cleanup', 'hndisambig', 'letter-numbercombdisambig', 'surname disambiguation',
         ],
         'disambiguation_phrases': [
             'may refer to', 'may also refer to', 'can refer to', 'may stand for', 'may mean',
@@ -713,6 +726,7 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of es.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal'], 102: ['Wikiproyecto']},
+        'extra_link_prefixes': {'other': ['anexo', 'módulo']},
         'disambiguation_templates': [
             'desambiguación', 'desambiguacion', 'desambig', 'des', 'disambig', 'dab', 'disambiguation',
         ],
@@ -913,6 +927,7 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of fr.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipédia'], 100: ['Portail'], 102: ['Projet']},
+        'extra_link_prefixes': {'other': ['module', 'référence', 'sujet']},
         'disambiguation_templates': ['homonymie', 'patronymie', 'disambig', 'dab', 'disambiguation'],
         'disambiguation_phrases': [
             'peut désigner', 'peut faire référence à', 'peut renvoyer à', 'peut se référer à',
@@ -1011,6 +1026,7 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of hi.wikipedia.org) ---
         'site_namespace_names': {4: ['विकिपीडिया'], 100: ['प्रवेशद्वार']},
+        'extra_link_prefixes': {'file': ['फ़ाइल', 'फाइल'], 'other': ['सांचा', 'मॉड्यूल']},
         'disambiguation_templates': ['बहुविकल्पी', 'बहुविकल्पी शब्द', 'disambig', 'dab', 'disambiguation'],
         'disambiguation_phrases': [
             'का अर्थ हो सकता है', 'हो सकता है', 'संदर्भित कर सकता है', 'से तात्पर्य हो सकता है', 'निम्नलिखित',
@@ -1326,6 +1342,8 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of ja.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal'], 102: ['プロジェクト']},
+        'extra_link_prefixes': {'other': ['ポータル', 'モジュール', 'ウィキペディア']},
+        'extra_magic_words': {'behaviour_switches': ['__見出し編集なし__'], 'disambiguation': ['__曖昧さ回避__']},
         'disambiguation_templates': [
             'aimai', '曖昧さ回避', 'dab', '人名の曖昧さ回避', '地名の曖昧さ回避', 'disambig', 'disambiguation',
         ],
@@ -1843,9 +1861,12 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of ru.wikipedia.org) ---
         'site_namespace_names': {4: ['Википедия'], 100: ['Портал']},
+        'extra_link_prefixes': {'other': ['проект', 'модуль', 'арбитраж', 'инкубатор']},
+        'extra_magic_words': {'behaviour_switches': ['__НЕТ_ОГЛАВЛЕНИЯ__']},
         'disambiguation_templates': [
             'неоднозначность', 'многозначность', 'список однофамильцев', 'однофамильцы', 'фамилия',
             'disambig', 'dab', 'disambiguation',
+            'неоднозначность/геоназвания',
         ],
         'disambiguation_phrases': [
             'может означать', 'может относиться к', 'может иметь следующие значения',
@@ -2229,6 +2250,7 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of th.wikipedia.org) ---
         'site_namespace_names': {4: ['วิกิพีเดีย'], 100: ['สถานีย่อย']},
+        'extra_link_prefixes': {'other': ['มอดูล', 'ฉบับร่าง']},
         'disambiguation_templates': [
             'แก้ความกำกวม', 'แก้กำกวม', 'คำกำกวม', 'disambig', 'dab', 'disambiguation',
         ],
@@ -2534,8 +2556,11 @@ LANGUAGE_DATA: dict[str, dict] = {
         },
         # --- curated (not in MediaWiki; from knowledge of zh.wikipedia.org) ---
         'site_namespace_names': {4: ['Wikipedia'], 100: ['Portal'], 102: ['WikiProject']},
+        'extra_link_prefixes': {'file': ['媒体文件'], 'other': ['维基百科', '維基百科', '使用者', '主题', '主題', '草稿', '模块', '模組', '消歧义']},
+        'extra_magic_words': {'disambiguation': ['__消歧义__', '__消歧義__']},
         'disambiguation_templates': [
             '消歧义', '消歧義', '消歧义页', 'hndis', 'geodis', 'disambig', 'dab', 'disambiguation',
+            '消除歧义', '消除歧義', '消歧義頁', '地名消歧义', '地名消歧義', '人名消歧义', '人名消歧義',
         ],
         'disambiguation_phrases': ['可以指', '可指', '可能是', '可以是', '可能指'],
         'tail_sections': [

@@ -90,3 +90,20 @@ def test_any_wikipedia_code_gets_a_profile():
         language = wiki_language(code)
         assert not language.in_paper and "file" in language.file_namespaces
     assert not wiki_language("zh-yue").joins_with_space
+
+
+def test_a_language_is_one_entry_of_the_table():
+    """Every local name comes from the language's own entry in wiki_language_data.py: the extracted
+    behaviour switches (el "__ΕΥΡΕΤΗΡΙΟ__", read as their synonyms, not their ids), the curated extra
+    link prefixes (zh "媒体文件", en "Module"/"MOS") and magic words (ja "__見出し編集なし__"), the
+    curated disambiguation templates; another wiki's local names are not this wiki's."""
+    from corpora.wikitext import parse_wikitext
+
+    assert parse_wikitext("Α __ΕΥΡΕΤΗΡΙΟ__ β __ΧΩΡΙΣΠΙΝΑΚΑΠΕΡΙΕΧΟΜΕΝΩΝ__ γ", "el").text == "Α β γ"
+    assert parse_wikitext("[[媒体文件:X.png|缩略图|说明]]北京", "zh").text == "北京"
+    assert parse_wikitext("あ__見出し編集なし__い", "ja").text == "あい"
+    assert {"module", "mos"} <= set(wiki_language("vi").other_namespaces)  # en's entry is every wiki's layer
+    assert wiki_language("zh").is_disambiguation_template("地名消歧義")
+    assert wiki_language("ru").is_disambiguation_template("Неоднозначность/геоназвания")
+    assert not wiki_language("en").is_disambiguation_template("Begriffsklärung")
+    assert wiki_language("de").is_disambiguation_template("Begriffsklärung")
