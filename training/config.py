@@ -56,6 +56,11 @@ class TrainConfig:
     keep_checkpoints: int = 2
     seed: int = 0
 
+    # Held-out evaluation (training/evaluation.py): every eval_every steps (0: never), on at most
+    # eval_batches batches per pass, so that a pass costs a bounded share of the run.
+    eval_every: int = 1000
+    eval_batches: int = 50
+
     # Reliability and safety.
     max_nonfinite_skips: int = 0  # optimiser steps with a NaN/inf loss or gradient skipped before the run stops
     trust_remote_code: bool = False  # let --init run the Python code it ships (training/remote_code.py)
@@ -73,6 +78,7 @@ CONFIGS: dict[str, TrainConfig] = {
         init=None, hidden_size=64, num_layers=2, num_heads=2, intermediate_size=128, vocab_size=2000,
         extractor_hidden_size=128, dropout=0.0, batch_size=8, grad_accum=1, lr=1e-3, weight_decay=0.0,
         warmup_ratio=0.0, shuffle_buffer=64, num_workers=0, log_every=1, save_every=100,
+        eval_every=50, eval_batches=20,
     ),
     # Appendix A.1: 250K steps at an effective batch of 256 (base), 100K at 80 (large).
     "base": TrainConfig(init="xlm-roberta-base", max_steps=250_000),

@@ -5,7 +5,9 @@
     torchrun --nproc_per_node 4 -m training.run --model mpmr --data ... --config base     # DDP
 
 OUTPUT receives checkpoints/step-*.pt (resume with --resume), tokenizer/, metrics.jsonl,
-tensorboard/ and final/ (save_pretrained: safetensors, config, tokenizer).
+tensorboard/, final/ (save_pretrained: safetensors, config, tokenizer) and, with held-out data
+(--eval_data, or --data's test split), best/ by --select_by. An OUTPUT holding another run is refused
+unless --resume or --overwrite.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import json
 import math
 import os
 import random
+import shutil
 import sys
 import time
 from collections import Counter
@@ -26,9 +29,11 @@ import torch
 import torch.distributed as dist
 
 from corpora.schemas import SchemaMismatch
-from training import checkpoint
+from training import checkpoint, evaluation, run_folder
 from training.config import TrainConfig
 from training.data import DataError, make_loader
+from training.evaluation import EvalDataError
+from training.run_folder import RunFolderError
 from training.registry import (MODEL_NAMES, ModelSpec, default_check_data, default_dataset, default_save_final,
                                default_tokenizer, get_spec)
 from training.remote_code import RemoteCodeRefused
@@ -57,6 +62,9 @@ OVERRIDES = {
     "save_every": (int, "steps between checkpoints (one is also written at the end)"),
     "keep_checkpoints": (int, "checkpoints kept in OUTPUT/checkpoints"),
     "seed": (int, "seed of the data order, initialisation and dropout (DESIGN.md §6)"),
+    "eval_every": (int, "steps between held-out evaluations (0: none); one also runs before the first step and at "
+                        "the last (mpmr tiny: 50, otherwise 1000)"),
+    "eval_batches": (int, "held-out batches per evaluation, split over the processes (mpmr tiny: 20, otherwise 50)"),
     "max_nonfinite_skips": (int, ("optimiser steps with a NaN/inf loss or gradient norm that are skipped (no update) "
                                   "before the run stops with an error (default 0: stop at the first)")),
     "trust_remote_code": (bool, ("let --init run the Python code it ships (an auto_map in its config); off: such a "
@@ -77,7 +85,17 @@ def build_parser(spec: ModelSpec | None = None) -> argparse.ArgumentParser:
     p.add_argument("--config", default="base", choices=sorted(spec.configs) if spec else None,
                    help="tiny (CPU, random), base, large")
     p.add_argument("--resume", action="store_true",
-                   help="continue from the latest OUTPUT/checkpoints/step-*.pt (fresh start if none)")
+                   help="continue the run in OUTPUT from its latest checkpoints/step-*.pt (same model and config; "
+                        "fresh start if it has none)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="clear the run OUTPUT holds (its checkpoints, metrics, final/, best/ ...; nothing else) and "
+                        "start again. Without it, or --resume, an OUTPUT holding a run is refused")
+    p.add_argument("--eval_data", metavar="DIR",
+                   help="held-out data: a data job's --output (its test-* split, else its train-* shards). Default: "
+                        "--data's test-* split when it has one (wiki_mrc --test_entities N); none: no evaluation")
+    p.add_argument("--select_by", metavar="METRIC",
+                   help="held-out metric that picks OUTPUT/best/ (optionally METRIC/LANG); higher is better, *loss "
+                        "lower. Default: mpmr top1_span_f1, clism que_em, xylent disc_f1 (docs/training.md)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when there is one)")
     p.add_argument("--no_progress", action="store_true", help="no progress bar")
     p.add_argument("--no_tensorboard", action="store_true", help="no TensorBoard events")
@@ -206,10 +224,36 @@ def train(args: argparse.Namespace) -> dict:
         cfg = cfg.replace(init=None)
     rank, world, device = setup_distributed(args.device)
     is_main = rank == 0
+    if args.no_progress:  # transformers' and the hub's own bars too (save_pretrained's "Writing model shards")
+        from huggingface_hub.utils import disable_progress_bars
+        from transformers.utils import logging as hf_logging
+        hf_logging.disable_progress_bar()
+        disable_progress_bars()
     out = Path(args.output)
     ckpt_dir = out / "checkpoints"
 
+    # Read-only checks on every rank, before rank 0 writes anything: runs never mix (issue 18).
+    run_folder.check_output(out, args.model, args.config, {**cfg.to_dict()}, args.resume, args.overwrite)
+    run_folder.check_data_is_for(args.model, args.data)
     total_rows = (spec.check_data or default_check_data)(spec, args.data)
+    subfolders = getattr(evaluation.EVALUATORS[args.model], "subfolders", ("",))
+    eval_files = evaluation.find_eval_files(args.data, args.eval_data, subfolders) if cfg.eval_every > 0 else None
+    select_by = args.select_by or evaluation.EVALUATORS[args.model].default_select
+    evaluation.check_select_by(args.model, select_by)
+    if args.select_by and eval_files is None:
+        raise EvalDataError(f"--select_by {args.select_by}: no held-out data ({'--eval_every 0' if cfg.eval_every <= 0 else f'no test-*.parquet in --data {args.data}'}); "
+                            "pass --eval_data DIR, or make the data with a test split (wiki_mrc --test_entities N)")
+    if world > 1:
+        dist.barrier()
+    if is_main:
+        if args.overwrite:
+            removed = run_folder.clear_run(out)
+            if removed:
+                print(f"--overwrite: removed {', '.join(removed)} from {out}", file=sys.stderr)
+        out.mkdir(parents=True, exist_ok=True)
+        run_folder.mark(out, args.model, args.config, args.resume)
+    if world > 1:
+        dist.barrier()
 
     state = None
     if args.resume:
@@ -219,7 +263,10 @@ def train(args: argparse.Namespace) -> dict:
         if state is None and is_main:
             print(f"--resume: no checkpoint in {ckpt_dir}; starting fresh", file=sys.stderr)
         if is_main:
-            truncate_metrics(out / "metrics.jsonl", state["step"] if state else 0)
+            truncate_metrics(out / "metrics.jsonl", state["step"] if state else -1)  # fresh: step 0 logged again
+
+    if cfg.init and state is None:
+        run_folder.check_init_available(cfg.init)
 
     # The tokenizer is kept in OUTPUT/tokenizer so that a resumed run never retrains or downloads it,
     # and every run, fresh or resumed, on every rank, uses that saved copy: the very same tokenizer.
@@ -267,6 +314,17 @@ def train(args: argparse.Namespace) -> dict:
     else:
         torch.manual_seed(cfg.seed + rank)  # dropout differs across ranks, as their data does
 
+    held_out, selection = None, None
+    if eval_files is not None:
+        held_out = evaluation.HeldOut(args.model, spec, cfg, tokenizer, *eval_files, rank, world, device)
+        selection = evaluation.Selection(select_by, state.get("best") if state else None)
+        if is_main:
+            print(f"held-out evaluation: {held_out.total_rows} rows in {held_out.total_batches} batches of "
+                  f"{held_out.description}, every {cfg.eval_every} steps; {out / 'best'} by {select_by}", file=sys.stderr)
+    elif is_main and cfg.eval_every > 0:
+        print(f"no held-out evaluation: --data {args.data} has no test-*.parquet split; pass --eval_data DIR "
+              "(or make the data with wiki_mrc --test_entities N)", file=sys.stderr)
+
     dataset = (spec.make_dataset or default_dataset)(spec, args.data, cfg, tokenizer, rank, world, batches)
     if spec.after_step:
         spec.after_step(raw_model, dataset, step, max_steps)
@@ -287,6 +345,48 @@ def train(args: argparse.Namespace) -> dict:
     metrics_file = open(out / "metrics.jsonl", "a") if is_main else None  # noqa: SIM115  closed at the end
     if is_main:
         (out / "train_config.json").write_text(json.dumps({**cfg.to_dict(), "max_steps": max_steps, "world_size": world}, indent=2))
+
+    def evaluate_and_select(at_step: int) -> dict:
+        """One held-out pass on every rank; rank 0 prints it, keeps best/ by the selection rule. The
+        metrics, with their eval/ prefix, for the step's metrics line."""
+        started = time.perf_counter()
+        results, rows = held_out.run(raw_model)
+        record = {f"eval/{k}": v for k, v in results.items()}
+        record["eval/rows"], record["eval/seconds"] = rows, round(time.perf_counter() - started, 3)
+        if is_main:
+            # The untrained model (step 0) is the baseline, never the selected one: random span cells above
+            # the threshold give it a span F1 that the first steps (learning "no span anywhere") lose.
+            improved = at_step > 0 and selection.consider(at_step, results)
+            if improved:
+                save_best(raw_model, at_step)
+            overall = " ".join(f"{k} {v:.4f}" for k, v in results.items() if "/" not in k)
+            best_note = f"  (best {selection.metric} so far: saved to {out / 'best'})" if improved else ""
+            message = f"step {at_step}: held-out ({rows} rows): {overall}{best_note}"
+            (progress.write(message, file=sys.stderr) if progress else print(message, file=sys.stderr))
+        return record
+
+    def save_best(model, at_step: int) -> None:
+        # Written beside and then renamed over the old best/, so that a kill never leaves half a model.
+        tmp, best = out / "best.tmp", out / "best"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        (spec.save_final or default_save_final)(model, tokenizer, tmp)
+        (tmp / "train_config.json").write_text((out / "train_config.json").read_text())
+        (tmp / "selection.json").write_text(json.dumps({**selection.best, "rule": selection.rule()}, indent=2) + "\n")
+        if best.exists():
+            shutil.rmtree(best)
+        os.replace(tmp, best)
+
+    if held_out is not None and step == 0:
+        # The untrained model: the baseline every later pass is read against.
+        record = {"step": 0, **evaluate_and_select(0)}
+        if is_main:
+            metrics_file.write(json.dumps({k: json_safe(v) for k, v in record.items()}, allow_nan=False) + "\n")
+            metrics_file.flush()
+            if writer:
+                for key, value in record.items():
+                    if key.startswith("eval/"):
+                        writer.add_scalar(key, value, 0)
 
     losses: list[float] = []
     window_tokens, window_start, counts = 0, time.perf_counter(), Counter()
@@ -347,14 +447,17 @@ def train(args: argparse.Namespace) -> dict:
             spec.after_step(raw_model, dataset, step, max_steps)
         losses.append(loss_value)
         log_steps += 1
+        evaluated = {}
+        if held_out is not None and (step % cfg.eval_every == 0 or step == max_steps):
+            evaluated = evaluate_and_select(step)
 
-        if is_main and (step % cfg.log_every == 0 or step == max_steps):
+        if is_main and (step % cfg.log_every == 0 or step == max_steps or evaluated):
             elapsed = time.perf_counter() - window_start
             record = {"step": step, "loss": loss_value, "lr": scheduler.get_last_lr()[0],
                       "grad_norm": float(grad_norm), "tokens": window_tokens * world,
                       "tokens_per_s": window_tokens * world / max(elapsed, 1e-9),
                       **{k: v / log_steps for k, v in sorted(log_sums.items())},
-                      "batches": batches, **{k: v for k, v in sorted(counts.items())}}
+                      "batches": batches, **{k: v for k, v in sorted(counts.items())}, **evaluated}
             if skipped:
                 record["nonfinite_skips"] = skipped
             metrics_file.write(json.dumps({k: json_safe(v) for k, v in record.items()}, allow_nan=False) + "\n")
@@ -362,6 +465,8 @@ def train(args: argparse.Namespace) -> dict:
             if writer:
                 for key in ("loss", "lr", "grad_norm", "tokens_per_s", *sorted(log_sums)):
                     writer.add_scalar(f"train/{key}", record[key], step)
+                for key, value in evaluated.items():
+                    writer.add_scalar(key, value, step)
             window_tokens, window_start, counts = 0, time.perf_counter(), Counter()
             log_sums, log_steps = Counter(), 0
         if progress:
@@ -382,6 +487,7 @@ def train(args: argparse.Namespace) -> dict:
                     model_name=args.model, step=step, batches=batches, rng=rngs, world_size=world, max_steps=max_steps,
                     nonfinite_skips=skipped, parameters=[name for name, _ in raw_model.named_parameters()],
                     model_config=raw_model.config.to_dict(), train_config=json.loads(json.dumps(cfg.to_dict())),
+                    best=selection.best if selection else None,
                 )
                 checkpoint.prune(ckpt_dir, cfg.keep_checkpoints)
 
@@ -393,6 +499,8 @@ def train(args: argparse.Namespace) -> dict:
         (spec.save_final or default_save_final)(raw_model, tokenizer, final)
         (final / "train_config.json").write_text((out / "train_config.json").read_text())
         metrics_file.close()
+        print("\n".join(run_folder.result_lines(out, args.model, step, selection.best if selection else None,
+                                                writer is not None)))
     if writer:
         writer.close()
     if world > 1:
@@ -409,10 +517,10 @@ def train(args: argparse.Namespace) -> dict:
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    Path(args.output).mkdir(parents=True, exist_ok=True)
     try:
         train(args)
-    except (checkpoint.CheckpointError, SchemaMismatch, FileNotFoundError, RemoteCodeRefused, NonFiniteError) as e:
+    except (checkpoint.CheckpointError, SchemaMismatch, FileNotFoundError, RemoteCodeRefused, NonFiniteError,
+            RunFolderError, EvalDataError) as e:
         sys.exit(f"training.run: {e}")
     except DataError as e:
         # From a DataLoader worker the message is the worker's whole traceback; its last line is ours.
