@@ -9,6 +9,11 @@ tokens/s counts real (non-padding) subwords of every micro-batch, averaged over 
 --warmup. FLOPs per token, as nanoGPT's estimate_mfu: 6·N (N = non-embedding parameters, forward and
 backward) + 12·L·d·T (attention scores and values, T = the mean sequence length) + 6·d·T (the
 extractor's FFN(H)·Hᵀ over all token pairs).
+
+The loop's own overhead (data streaming from Parquet, collation, logging, checkpoints, NaN checks) is
+measured against a bare PyTorch loop in the same run: the same model (the run's final weights), the
+same batches collated beforehand and held in memory, the same AdamW, schedule and gradient clipping,
+and nothing else. `loop_overhead` = bare tokens/s over the project's − 1.
 """
 from __future__ import annotations
 
@@ -49,6 +54,46 @@ def _numel(shape) -> int:
     return out
 
 
+def bare_loop_tokens_per_s(final: Path, data: str, config: str, steps: int, warmup: int, batch_size: int | None) -> float:
+    """Tokens/s of a bare PyTorch loop on the run's model and config (module docstring)."""
+    import itertools
+    import time
+
+    import torch
+    from transformers import AutoTokenizer
+
+    from training import run
+    from training.data import ParquetBatches, list_shards
+    from training.models.mpmr import SPEC, MPMRForWAE
+
+    cfg = SPEC.configs[config].replace(**({"batch_size": batch_size} if batch_size else {}))
+    tokenizer = AutoTokenizer.from_pretrained(final)
+    model = MPMRForWAE.from_pretrained(final)
+    model.train()
+    collate = SPEC.collator(cfg, tokenizer)
+    stream = ParquetBatches(list_shards(data), cfg.batch_size, collate, cfg.seed, columns=SPEC.columns,
+                            shuffle_buffer=cfg.shuffle_buffer)
+    batches = list(itertools.islice(iter(stream), steps))
+    for b in batches:
+        b.pop("counts")
+    optimizer = torch.optim.AdamW(run.param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=cfg.adam_betas,
+                                  eps=cfg.adam_eps)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, run.lr_lambda(0, steps))
+    torch.manual_seed(cfg.seed)
+    tokens, started = 0, None
+    for n, batch in enumerate(batches):
+        if n == warmup:
+            tokens, started = 0, time.perf_counter()
+        loss, _ = model(**batch)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip or float("inf"))
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        tokens += int(batch["attention_mask"].sum())
+    return tokens / (time.perf_counter() - started)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", help="a wiki_mrc --output folder (default: the bundled sample, generated)")
@@ -57,6 +102,7 @@ def main(argv=None) -> None:
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5, help="first steps left out of the average")
     p.add_argument("--batch_size", type=int, default=None)
+    p.add_argument("--bare", action="store_true", help="also time the bare PyTorch loop (always on for tiny)")
     args = p.parse_args(argv)
 
     from training import run
@@ -73,14 +119,20 @@ def main(argv=None) -> None:
         run.main(["--model", "mpmr", "--data", data, "--output", str(out), "--config", args.config,
                   "--max_steps", str(args.steps), "--log_every", "1", "--grad_accum", "1",
                   "--no_progress", "--no_tensorboard", *extra])
-        records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()][args.warmup:]
-        tokens_per_s = sum(r["tokens_per_s"] for r in records) / len(records)
+        records = [r for r in map(json.loads, (out / "metrics.jsonl").read_text().splitlines()) if "tokens_per_s" in r]
+        records = records[args.warmup:]
+        # Σ tokens / Σ seconds, not a mean of per-step rates, so that slow steps weigh what they cost.
+        tokens_per_s = sum(r["tokens"] for r in records) / sum(r["tokens"] / r["tokens_per_s"] for r in records)
         mean_len = sum(r["tokens"] / r["rows"] for r in records) / len(records)
         name, peak = device_peak()
         result = {"config": args.config, "device": name, "tokens_per_s": round(tokens_per_s),
                   "mean_seq_len": round(mean_len, 1), "steps_measured": len(records)}
         if peak:
             result["mfu"] = round(tokens_per_s * flops_per_token(out / "final", mean_len) / peak, 4)
+        if args.config == "tiny" or args.bare:
+            bare = bare_loop_tokens_per_s(out / "final", data, args.config, args.steps, args.warmup, args.batch_size)
+            result["bare_loop_tokens_per_s"] = round(bare)
+            result["loop_overhead"] = round(bare / tokens_per_s - 1, 3)
         print(json.dumps(result))
 
 
