@@ -131,10 +131,6 @@ XY_PAIR_PROBS_SCHEMA = _with_version(
     1,
 )
 
-SCHEMAS = {"alp": ALP_SCHEMA, "allocation": ALLOCATION_SCHEMA, "mrc": MRC_SCHEMA, "clism": CLISM_SCHEMA, "dead_letter": DEAD_LETTER_SCHEMA, "stats": STATS_SCHEMA,
-           "xy_mrtd": XY_MRTD_SCHEMA, "xy_trtd": XY_TRTD_SCHEMA, "xy_pair_probs": XY_PAIR_PROBS_SCHEMA}
-
-
 class SchemaMismatch(ValueError):
     pass
 

@@ -62,7 +62,7 @@ def test_one_epoch_is_split_between_slots_without_overlap(mrc_output, rows):
     # 3 slots: fewer than the row groups, so each reads whole row groups; 9: more, so rows are strided.
     for slots in (3, 9):
         ds = ParquetBatches(files, batch_size=5, seed=1, world_size=slots)
-        per_slot = [[r["id"] for r in ds._rows(0, slot, slots)] for slot in range(slots)]
+        per_slot = [[ds._read(unit)[row]["id"] for unit, row in ds._positions(0, slot, slots)] for slot in range(slots)]
         together = [i for ids in per_slot for i in ids]
         assert sorted(together) == sorted(r["id"] for r in rows)  # every row exactly once per epoch
         assert all(per_slot)

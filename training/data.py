@@ -259,14 +259,6 @@ class ParquetBatches(IterableDataset):
         file_index, group = unit
         return read_row_group(self.files[file_index], group, self.columns)
 
-    def _rows(self, epoch: int, slot: int, slots: int) -> Iterator[dict]:
-        """One epoch of a slot's rows, unshuffled (for tests and inspection); positions come a unit at a time."""
-        current, table = None, []
-        for unit, row in self._positions(epoch, slot, slots):
-            if unit != current:
-                current, table = unit, self._read(unit)
-            yield table[row]
-
     def raw_batches(self) -> Iterator[list[dict]]:
         """The endless stream of batches of row dicts, epochs one after another."""
         return self._batches()
