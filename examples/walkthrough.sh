@@ -23,7 +23,7 @@ python -m pipelines.wiki_mrc --runner DirectRunner --output "$WORK/wiki_mrc" --s
 
 echo "== 2. mPMR pre-training, tiny config, ${PRETRAIN_STEPS} steps"
 python -m training.run --model mpmr --data "$WORK/wiki_mrc" --output "$WORK/pretrain" --config tiny \
-    --max_steps "$PRETRAIN_STEPS" --no_progress --no_tensorboard
+    --max_steps "$PRETRAIN_STEPS" --no_progress --no_tensorboard --overwrite  # a rerun replaces the demo run
 
 echo "== 3. QA data: answerable rows -> SQuAD v1.1 train/eval JSON, split by entity"
 python "$HERE/mrc_to_squad.py" "$WORK/wiki_mrc/data" "$WORK/squad"
