@@ -4,7 +4,10 @@
         --eval xquad.de.json --output runs/xquad-de
     python -m training.finetune --task ner --init runs/base/final --train en.train.conll --eval de.test.conll --output runs/conll
     python -m training.finetune --task pair --init runs/base/final --train pawsx.en.train.tsv --eval pawsx.de.test.tsv --output runs/pawsx
+    python -m training.finetune --task squad --init runs/tiny/final     # the bundled sample, -> ./output/finetune_squad
 
+Without --train / --eval a task runs on its bundled sample (training/tasks/samples/, cut from XQuAD,
+WikiANN and PAWS-X; sources and licences in its README), as the data jobs do.
 --init is a saved MPMRForWAE (its pre-trained extractor is kept), a saved MRCReader, or any encoder
 `transformers.AutoModel` loads (a fresh extractor is put on it); the tokenizer comes from the same path.
 Every task is MRC rows -> MPMRCollator -> span matrix S -> WAE loss, as in pre-training; the tasks
@@ -35,7 +38,8 @@ from training.collate_mpmr import MPMRCollator
 from training.models.mpmr import wae_loss
 from training.run import NonFiniteError, lr_lambda, param_groups
 from training.tasks import conll, pair_cls, squad
-from training.tasks.reader import load_reader, load_tokenizer
+from training.tasks.bundled import sample_paths
+from training.tasks.reader import clamp_max_seq_len, load_reader, load_tokenizer, quiet_transformers_progress
 from training.tasks.spans import greedy_non_overlapping, word_spans
 
 # mPMR Table 5 (fine-tuning hyper-parameters): XQuAD/MLQA, CoNLL and PAWS-X columns.
@@ -194,9 +198,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trust_remote_code", action="store_true",
                    help="let --init run the Python code it ships (an auto_map in its config); off: such a model is "
                         "refused. The project's own saved models never need it")
-    p.add_argument("--train", required=True, metavar="FILE", help="training file in the task's format")
-    p.add_argument("--eval", required=True, metavar="FILE", help="evaluation file in the task's format")
-    p.add_argument("--output", required=True, metavar="DIR", help="run folder: metrics.json, predictions, final/")
+    p.add_argument("--train", metavar="FILE", help="training file in the task's format (default: the task's bundled "
+                   "sample: XQuAD en articles 1-4, WikiANN en, PAWS-X de dev)")
+    p.add_argument("--eval", metavar="FILE", help="evaluation file in the task's format (default: the task's bundled "
+                   "sample: XQuAD de articles 47-48, WikiANN de test, PAWS-X de test)")
+    p.add_argument("--output", metavar="DIR", help="run folder: metrics.json, predictions, final/ "
+                   "(default: ./output/finetune_TASK)")
+    p.add_argument("--no_progress", action="store_true", help="no progress bar")
     p.add_argument("--max_steps", type=int, default=None, help="optimiser steps (default: --epochs over the rows)")
     p.add_argument("--epochs", type=float, default=None, help="epochs when --max_steps is not given "
                    "(default, paper Table 5: squad 3, ner 10, pair 10)")
@@ -238,6 +246,12 @@ def resolve(args: argparse.Namespace) -> argparse.Namespace:
         if getattr(args, key) is None:
             setattr(args, key, value)
     args.eval_batch_size = args.eval_batch_size or 2 * args.batch_size
+    args.output = args.output or f"./output/finetune_{args.task}"
+    sample_train, sample_eval = sample_paths(args.task)
+    for flag, sample in (("train", sample_train), ("eval", sample_eval)):
+        if getattr(args, flag) is None:
+            setattr(args, flag, sample)
+            print(f"training.finetune: --{flag} {sample} (bundled sample)", file=sys.stderr)
     return args
 
 
@@ -254,8 +268,10 @@ def finetune(args: argparse.Namespace) -> dict:
     eval_examples = task.read(args.eval)[: args.max_eval_examples]
     if not train_examples:
         raise ValueError(f"--train {args.train}: no examples")
+    quiet_transformers_progress()
     model = load_reader(args.init, args.extractor_hidden_size, args.trust_remote_code).to(device)
     tokenizer = load_tokenizer(args.init, args.trust_remote_code)
+    args.max_seq_len = clamp_max_seq_len(args.max_seq_len, model.config, "training.finetune")
     collator = MPMRCollator(tokenizer, args.max_query_tokens, args.max_seq_len)
     rows = task.train_rows(train_examples, tokenizer)
 
@@ -277,6 +293,11 @@ def finetune(args: argparse.Namespace) -> dict:
 
     history, evals, counts = [], [], Counter()
     stream = batches()
+    progress = None
+    if not args.no_progress:
+        from tqdm import tqdm
+        progress = tqdm(total=max_steps, desc=f"finetune {args.task}", dynamic_ncols=True)
+    say = progress.write if progress else (lambda message: print(message, file=sys.stderr))
     start = time.perf_counter()
     for step in range(1, max_steps + 1):
         model.train()
@@ -301,10 +322,14 @@ def finetune(args: argparse.Namespace) -> dict:
         optimizer.zero_grad(set_to_none=True)
         if step % args.log_every == 0 or step in (1, max_steps):
             history.append({"step": step, "loss": step_loss, "lr": scheduler.get_last_lr()[0]})
-            print(f"step {step}/{max_steps} loss {step_loss:.4f}", file=sys.stderr)
+            say(f"step {step}/{max_steps} loss {step_loss:.4f}")
         if args.eval_every and step % args.eval_every == 0 and step < max_steps:
             evals.append({"step": step, **task.evaluate(eval_examples, tokenizer, forward)[0]})
-            print(f"step {step} eval {evals[-1]}", file=sys.stderr)
+            say(f"step {step} eval {evals[-1]}")
+        if progress:
+            progress.update(1)
+    if progress:
+        progress.close()
     train_seconds = time.perf_counter() - start
 
     start = time.perf_counter()
@@ -329,6 +354,8 @@ def finetune(args: argparse.Namespace) -> dict:
     tokenizer.save_pretrained(final)
     (final / "finetune_config.json").write_text(json.dumps(vars(args), indent=2))
     print(f"{args.task}: {json.dumps(metrics)}")
+    print(f"  fine-tuned model: {final}   (--init accepts it)\n  metrics:          {out / 'metrics.json'}\n"
+          f"  predictions:      {out / task.predictions_file}")
     return result
 
 

@@ -8,6 +8,8 @@ or the standard way without it, in full-data or the paper's few-shot protocol (A
     python -m training.finetune_clism ... --few_shot 64,128,256,512,1024 --head que standard
     # full data (paper Appendix C: batch 32, lr 3e-5, 384 subwords, 5 epochs)
     python -m training.finetune_clism --init runs/clism/final --train ... --eval ... --output runs/full
+    # the bundled sample (XQuAD: 135 English questions to train, 37 German ones to score) -> ./output/finetune_clism
+    python -m training.finetune_clism --init runs/clism/final --few_shot 64,128 --head que standard
 
 Heads (`--head`):
 * que (paper): `<s> Q [QUE] </s></s> P </s>`; the answer's start and end are read off the `[QUE]`
@@ -54,6 +56,8 @@ from training.models.clism import CLISMForQuestionAnswering, with_que_embedding
 from training.remote_code import from_pretrained
 from training.run import NonFiniteError, lr_lambda, param_groups
 from training.tasks import squad
+from training.tasks.bundled import sample_paths
+from training.tasks.reader import clamp_max_seq_len, load_weights, quiet_transformers_progress
 
 HEADS = ("que", "standard")
 PAPER_SIZES = (64, 128, 256, 512, 1024)
@@ -69,7 +73,11 @@ def load_model(init: str, head: str, trust_remote_code: bool = False) -> tuple[C
                          "(subword-to-word mapping needs word_ids())")
     config = XLMRobertaConfig.from_pretrained(init)
     config.qa_head = head
-    model = CLISMForQuestionAnswering.from_pretrained(init, config=config)
+    # Expected, so not reported: the pre-training MLM head (and W_s, W_e for the standard head) left
+    # unused; the head a plain XLM-R lacks (W_s, W_e, or the standard head's qa_outputs) starting fresh.
+    unused = ("lm_head.",) if head == "que" else ("lm_head.", "w_s.", "w_e.")
+    fresh = ("w_s.", "w_e.") if head == "que" else ("qa_outputs.",)
+    model = load_weights(CLISMForQuestionAnswering, init, unused=unused, new=fresh, config=config)
     if head == "que":
         model = with_que_embedding(model, add_que_token(tokenizer))
     return model, tokenizer
@@ -215,7 +223,14 @@ def finetune_once(args, head: str, train_examples, eval_examples, seed: int, max
                 yield [rows[i] for i in order[k: k + args.batch_size]]
 
     stream, losses, start_time = batches(), [], time.perf_counter()
+    progress = None
+    if not args.no_progress:
+        from tqdm import tqdm
+        progress = tqdm(total=max_steps, desc=f"{head} n={len(train_examples)} seed={seed}", leave=False,
+                        dynamic_ncols=True)
     for step in range(1, max_steps + 1):
+        if progress:
+            progress.update(1)
         model.train()
         batch = collator(next(stream), train=True)
         counts.update(batch.pop("counts"))
@@ -234,6 +249,8 @@ def finetune_once(args, head: str, train_examples, eval_examples, seed: int, max
         optimizer.zero_grad(set_to_none=True)
         if step % args.log_every == 0 or step in (1, max_steps):
             losses.append({"step": step, "loss": loss.item()})
+    if progress:
+        progress.close()
     train_seconds = time.perf_counter() - start_time
     metrics, predictions = evaluate(model, collator, eval_examples, tokenizer, args, head, device, autocast)
     if save_to is not None:
@@ -311,9 +328,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a saved CLISM model (training.run's OUTPUT/final) or any XLM-R checkpoint; tokenizer from the same path")
     p.add_argument("--trust_remote_code", action="store_true",
                    help="let --init's tokenizer run the Python code it ships (an auto_map); off: refused")
-    p.add_argument("--train", required=True, metavar="FILE", help="SQuAD v1.1-format JSON to train on (English SQuAD in the paper)")
-    p.add_argument("--eval", required=True, metavar="FILE", help="SQuAD v1.1-format JSON to score (MLQA, XQuAD)")
-    p.add_argument("--output", required=True, metavar="DIR", help="run folder: metrics.json; full data: <head>/final and predictions")
+    p.add_argument("--train", metavar="FILE", help="SQuAD v1.1-format JSON to train on (English SQuAD in the paper; "
+                   "default: the bundled sample, 135 questions of XQuAD en)")
+    p.add_argument("--eval", metavar="FILE", help="SQuAD v1.1-format JSON to score (MLQA, XQuAD; default: the bundled "
+                   "sample, 37 questions of XQuAD de)")
+    p.add_argument("--output", default="./output/finetune_clism", metavar="DIR",
+                   help="run folder: metrics.json; full data: <head>/final and predictions (default: %(default)s)")
+    p.add_argument("--no_progress", action="store_true", help="no progress bars")
     p.add_argument("--head", nargs="+", choices=HEADS, default=["que"],
                    help="que: the paper's [QUE] head (Eq. 10); standard: no [QUE], a fresh start/end classifier; "
                         "both for the comparison (default: que)")
@@ -346,7 +367,15 @@ def main(argv=None) -> dict:
     args = build_parser().parse_args(argv)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
+    for flag, sample in zip(("train", "eval"), sample_paths("squad")):
+        if getattr(args, flag) is None:
+            setattr(args, flag, sample)
+            print(f"training.finetune_clism: --{flag} {sample} (bundled sample)", file=sys.stderr)
+    quiet_transformers_progress()
     try:
+        # Once, not per run: every run of a few-shot sweep loads the same --init.
+        args.max_seq_len = clamp_max_seq_len(args.max_seq_len, XLMRobertaConfig.from_pretrained(args.init),
+                                             "training.finetune_clism")
         train_examples = squad.read_squad(args.train)
         eval_examples = squad.read_squad(args.eval)[: args.max_eval_examples]
         if not train_examples:
@@ -357,8 +386,15 @@ def main(argv=None) -> dict:
             result = full_data(args, train_examples[: args.max_train_examples], eval_examples, out)
     except (FileNotFoundError, ValueError, NonFiniteError) as e:
         sys.exit(f"training.finetune_clism: {e}")
+    except OSError as e:  # transformers' way of saying "no such folder, and not on the hub (or offline)"
+        sys.exit(f"training.finetune_clism: --init {args.init}: not a model folder nor a cached hub name "
+                 f"({str(e).strip().splitlines()[0][:160]})")
     result = {"args": vars(args), **result}
     (out / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    saved = [f"  metrics: {out / 'metrics.json'}"]
+    if not args.few_shot:
+        saved += [f"  {head} model: {out / head / 'final'}" for head in args.head]
+    print("\n".join(saved))
     return result
 
 

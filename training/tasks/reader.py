@@ -12,7 +12,10 @@ Both model kinds have `span_logits(input_ids, attention_mask) -> [B, T, T]` and 
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import sys
 from pathlib import Path
 
 import torch
@@ -21,6 +24,11 @@ from transformers import AutoConfig, AutoModel, AutoTokenizer
 
 from training.models.mpmr import MPMRForWAE, SpanExtractor
 from training.remote_code import from_pretrained
+
+# Weights a checkpoint may hold or lack without anything being wrong, for every encoder loaded here:
+# the MLM head of a pre-training checkpoint (CLISM, XLM-R) is not used by a reader; a pooler is never used.
+ENCODER_UNUSED = ("lm_head.",)
+ENCODER_NEW = ("pooler.",)
 
 EXTRACTOR_CONFIG = "span_extractor.json"
 EXTRACTOR_WEIGHTS = "span_extractor.safetensors"
@@ -63,7 +71,7 @@ class MRCReader(nn.Module):
 
         folder = Path(folder)
         cfg = json.loads((folder / EXTRACTOR_CONFIG).read_text())
-        encoder = from_pretrained(AutoModel, folder, trust_remote_code)
+        encoder = load_weights(AutoModel, folder, trust_remote_code)
         reader = cls(encoder, cfg["extractor_hidden_size"], cfg["dropout"])
         reader.extractor.load_state_dict(load_file(str(folder / EXTRACTOR_WEIGHTS)))
         return reader
@@ -78,8 +86,81 @@ def load_reader(path: str, extractor_hidden_size: int = 1024, trust_remote_code:
         raise FileNotFoundError(f"--init {path}: not a model folder nor a cached hub name "
                                 f"({str(e).strip().splitlines()[0][:160]})") from None
     if getattr(config, "extractor_hidden_size", None) is not None and config.model_type == "xlm-roberta":
-        return MPMRForWAE.from_pretrained(path)
-    return MRCReader(from_pretrained(AutoModel, path, trust_remote_code), extractor_hidden_size)
+        return load_weights(MPMRForWAE, path)
+    return MRCReader(load_weights(AutoModel, path, trust_remote_code), extractor_hidden_size)
+
+
+# ---- loading without transformers' LOAD REPORT ----
+
+class _WithoutLoadReport(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "LOAD REPORT" not in record.getMessage()
+
+
+@contextlib.contextmanager
+def without_load_report():
+    """transformers logs a many-line "LOAD REPORT" table for every checkpoint whose keys differ from
+    the model's, expected or not (a CLISM checkpoint's MLM head, a fresh QA head): 20 tables in one
+    few-shot run. Only that record is dropped; load_weights says in one line what was not expected."""
+    logger = logging.getLogger("transformers.modeling_utils")
+    quiet = _WithoutLoadReport()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
+
+
+def load_weights(model_class, path, trust_remote_code: bool = False, unused=ENCODER_UNUSED, new=ENCODER_NEW,
+                 **kwargs):
+    """`model_class.from_pretrained(path)` (through the remote-code check), with one warning line on
+    stderr for checkpoint weights the model does not use or model weights the checkpoint lacks (left
+    random), except those that start with a prefix in `unused` / `new`."""
+    with without_load_report():
+        model, info = from_pretrained(model_class, path, trust_remote_code, output_loading_info=True, **kwargs)
+    surprises = {
+        "checkpoint weights the model does not use": [k for k in info["unexpected_keys"] if not k.startswith(tuple(unused))],
+        "model weights not in the checkpoint, left random": [k for k in info["missing_keys"] if not k.startswith(tuple(new))],
+    }
+    for what, keys in surprises.items():
+        if keys:
+            shown = ", ".join(sorted(keys)[:3]) + (", ..." if len(keys) > 3 else "")
+            print(f"warning: --init {path}: {len(keys)} {what} ({shown})", file=sys.stderr)
+    return model
+
+
+def quiet_transformers_progress() -> None:
+    """No "Loading weights" bar per from_pretrained: the commands show their own progress."""
+    from huggingface_hub.utils import disable_progress_bars
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    disable_progress_bars()
+
+
+# ---- the encoder's position limit ----
+
+def position_limit(config) -> int | None:
+    """Subwords the encoder has positions for (None: no absolute positions). XLM-R/RoBERTa number
+    positions from padding_idx + 1, so its 514 positions take 512 subwords and a `--config tiny`
+    model's 258 take 256."""
+    positions = getattr(config, "max_position_embeddings", None)
+    if positions is None:
+        return None
+    if config.model_type in ("xlm-roberta", "roberta", "camembert"):
+        return positions - (config.pad_token_id + 1)
+    return positions
+
+
+def clamp_max_seq_len(requested: int, config, command: str) -> int:
+    """--max_seq_len cut to the model's positions, with a one-line notice: a longer window fails deep in
+    the embedding ("index 258 is out of bounds") after the model is loaded."""
+    limit = position_limit(config)
+    if limit is not None and requested > limit:
+        print(f"{command}: --max_seq_len {requested} is more than the model's {limit} positions; using {limit}",
+              file=sys.stderr)
+        return limit
+    return requested
 
 
 def load_tokenizer(path: str, trust_remote_code: bool = False):
