@@ -1,5 +1,47 @@
-"""Set before any test module imports transformers: tests never reach a model hub."""
+"""Session set-up shared by every test module.
+
+* Tests never reach a model hub (set before any test module imports transformers).
+* Real data (XQuAD, WikiANN, Wikipedia excerpts, alignment gold sets, ...) is read in place, never
+  copied into the repo: `$XLU_SHARED_DATA`, by default `../shared/data` beside this checkout (README,
+  "Tests and real data"). Tests that need it are skipped without it, and their skip reason names the
+  variable.
+"""
 import os
+from pathlib import Path
+
+import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA_VARIABLE = "XLU_SHARED_DATA"
+SHARED_DATA = Path(os.environ.get(SHARED_DATA_VARIABLE) or REPO.parent / "shared" / "data").resolve()
+# Modules written before the variable read XLU_SHARED (the folder holding data/): keep them in step.
+if SHARED_DATA.name == "data":
+    os.environ.setdefault("XLU_SHARED", str(SHARED_DATA.parent))
+
+SKIP_HINT = f" (set {SHARED_DATA_VARIABLE} to the real-data folder; looked in {SHARED_DATA})"
+
+
+def _about_shared_data(reason: str) -> bool:
+    return ("shared" in reason or str(SHARED_DATA) in reason) and SHARED_DATA_VARIABLE not in reason
+
+
+def pytest_collection_modifyitems(items):
+    """A skip for want of ../shared/data says how to point the tests at the data elsewhere."""
+    for item in items:
+        for mark in list(item.iter_markers("skipif")):
+            reason = mark.kwargs.get("reason", "")
+            if mark.args and _about_shared_data(reason):
+                item.add_marker(pytest.mark.skipif(mark.args[0], reason=reason + SKIP_HINT), append=False)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """The same for tests that call pytest.skip(...) themselves once they find the data missing."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and isinstance(report.longrepr, tuple) and _about_shared_data(report.longrepr[2]):
+        path, line, reason = report.longrepr
+        report.longrepr = (path, line, reason + SKIP_HINT)
