@@ -1,0 +1,313 @@
+"""Peak memory of every process of wiki_mrc on DirectRunner and on a local dask.distributed cluster.
+
+    python benchmarks/wiki_mrc_memory.py [--scales 16,64] [--workers 2] [--memory_limit 1GB]
+                                         [--pages_per_partition 200] [--runners direct,dask]
+
+For each scale k the English excerpt is repeated k times (`benchmarks/wiki_mrc.py: repeat_dump`:
+copies get new titles and ids) and re-packed as a multistream dump of 100-page streams with its
+index, as Wikimedia publishes them, so that byte ranges can be read by different workers. Then:
+
+  direct  `python -m pipelines.wiki_mrc --runner DirectRunner` (one process, in-memory shuffles);
+  dask    a fresh `dask scheduler` and `dask worker --nworkers W --nthreads 1 --memory-limit M`
+          (spilling to --local-directory), and `python -m pipelines.wiki_mrc --runner
+          beam_dask_runner.DaskRunner --dask_npartitions P`, P = pages / --pages_per_partition.
+
+Every process of each tree (the launching client, the scheduler, the `dask worker` process that
+hosts the nannies, each worker, multiprocessing helpers) is sampled every 0.2 s with psutil; its
+peak RSS is the kernel's own high-water mark (VmHWM in /proc/PID/status), so a peak between two
+samples is not missed; the client's is also taken from wait4() at its exit. Both runs use the same
+input and options; "identical" compares the bytes of every Parquet file (data/, stats.parquet,
+dead_letter/) between the two outputs (README.md quotes the command, so it differs).
+"""
+from __future__ import annotations
+
+import argparse
+import bz2
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from corpora.multistream import split_dump_pages, write_multistream  # noqa: E402
+from wiki_mrc import DEFAULT_DUMP, repeat_dump  # noqa: E402  (benchmarks/wiki_mrc.py)
+
+
+def build_multistream_dump(src: Path, copies: int, directory: Path) -> tuple[Path, int]:
+    """The excerpt `copies` times over as `<name>-multistream.xml.bz2` + index; its page count."""
+    plain = directory / f"x{copies}-plain.xml.bz2"
+    repeat_dump(src, copies, plain)
+    with bz2.open(plain, "rb") as f:
+        header, pages, footer = split_dump_pages(iter(lambda: f.read(1 << 20), b""))
+    plain.unlink()
+    dump = directory / f"enwiki-x{copies}-pages-articles-multistream.xml.bz2"
+    write_multistream(pages, header, footer, dump, directory / f"enwiki-x{copies}-pages-articles-multistream-index.txt.bz2", 100)
+    return dump, len(pages)
+
+
+def dask_npartitions(pages: int, workers: int, pages_per_partition: int = 200) -> int:
+    """Partitions growing with the dump, so that one task (a bundle, a shuffle piece) holds a fixed
+    amount of it whatever the dump's size; never fewer than the workers, or some would idle."""
+    return max(workers, math.ceil(pages / pages_per_partition))
+
+
+def peak_rss_mb(pid: int) -> float | None:
+    """The kernel's high-water mark of the process's resident set (VmHWM), in MB."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def role_of(process: psutil.Process, root_role: str, is_root: bool) -> str:
+    if is_root:
+        return root_role
+    try:
+        cmdline = " ".join(process.cmdline())
+    except psutil.Error:
+        return f"{root_role} child"
+    if "resource_tracker" in cmdline:
+        return "multiprocessing resource tracker"
+    if "forkserver" in cmdline:
+        return "multiprocessing forkserver"
+    if "spawn_main" in cmdline or "multiprocessing" in cmdline:
+        return "worker"  # a Nanny's worker process
+    return f"{root_role} child"
+
+
+class TreeSampler(threading.Thread):
+    """Keeps, for every process ever seen under the roots, its role and largest VmHWM and CPU time."""
+
+    def __init__(self, interval: float = 0.2):
+        super().__init__(daemon=True)
+        self.interval = interval
+        self.roots: dict[int, str] = {}
+        self.seen: dict[int, dict] = {}
+        self.spill_dirs: list[Path] = []
+        self.max_spill_mb = 0.0
+        self._stopping = threading.Event()
+
+    def add_root(self, pid: int, role: str) -> None:
+        self.roots[pid] = role
+
+    def sample(self) -> None:
+        for root_pid, root_role in list(self.roots.items()):
+            try:
+                root = psutil.Process(root_pid)
+                tree = [root, *root.children(recursive=True)]
+            except psutil.Error:
+                continue
+            for process in tree:
+                record = self.seen.get(process.pid)
+                if record is None:
+                    record = self.seen[process.pid] = {
+                        "role": role_of(process, root_role, process.pid == root_pid), "rss": 0.0, "cpu": 0.0}
+                hwm = peak_rss_mb(process.pid)
+                if hwm is not None:
+                    record["rss"] = max(record["rss"], hwm)
+                try:
+                    times = process.cpu_times()
+                    record["cpu"] = max(record["cpu"], times.user + times.system)
+                except psutil.Error:
+                    pass
+        spilled = 0
+        for directory in self.spill_dirs:
+            for path in directory.rglob("*"):
+                try:
+                    spilled += path.stat().st_size if path.is_file() else 0
+                except OSError:
+                    pass
+        self.max_spill_mb = max(self.max_spill_mb, spilled / 1e6)
+
+    def run(self) -> None:
+        while not self._stopping.is_set():
+            self.sample()
+            self._stopping.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.join()
+        self.sample()
+
+
+def run_client(cmd: list[str], env: dict, sampler: TreeSampler, log: Path) -> tuple[float, float, float]:
+    """Runs the launching process to its end: (wall seconds, peak RSS MB from wait4, CPU seconds)."""
+    start = time.perf_counter()
+    with open(log, "wb") as out:
+        client = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+        sampler.add_root(client.pid, "client (python -m pipelines.wiki_mrc)")
+        _, status, usage = os.wait4(client.pid, 0)
+        client.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - start
+    if client.returncode:
+        raise SystemExit(f"failed ({client.returncode}): {' '.join(cmd)}\n{log.read_text()[-3000:]}")
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+
+
+class LocalDaskCluster:
+    """`dask scheduler` + `dask worker --nworkers W --nthreads 1 --memory-limit M` as separate processes."""
+
+    def __init__(self, directory: Path, workers: int, memory_limit: str, env: dict, sampler: TreeSampler):
+        self.directory, self.workers, self.memory_limit, self.env, self.sampler = directory, workers, memory_limit, env, sampler
+        self.scheduler_file = directory / "scheduler.json"
+        self.spill_dir = directory / "spill"
+        self.processes: list[subprocess.Popen] = []
+
+    def __enter__(self) -> "LocalDaskCluster":
+        import distributed
+
+        self.directory.mkdir(parents=True, exist_ok=True)
+        log = open(self.directory / "cluster.log", "wb")
+        scheduler = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
+             "--no-dashboard", "--scheduler-file", str(self.scheduler_file)],
+            cwd=self.directory, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        self.processes.append(scheduler)
+        self.sampler.add_root(scheduler.pid, "dask scheduler")
+        deadline = time.time() + 120
+        while not self.scheduler_file.exists():
+            if scheduler.poll() is not None or time.time() > deadline:
+                raise SystemExit(f"dask scheduler did not start: {(self.directory / 'cluster.log').read_text()[-2000:]}")
+            time.sleep(0.2)
+        workers = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(self.scheduler_file),
+             "--nworkers", str(self.workers), "--nthreads", "1", "--memory-limit", self.memory_limit,
+             "--local-directory", str(self.spill_dir), "--no-dashboard"],
+            cwd=self.directory, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        self.processes.append(workers)
+        self.sampler.add_root(workers.pid, "dask worker (nanny host)")
+        self.sampler.spill_dirs.append(self.spill_dir)
+        with distributed.Client(scheduler_file=str(self.scheduler_file), timeout=120) as client:
+            client.wait_for_workers(self.workers, timeout=180)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import distributed
+
+        self.sampler.sample()  # the workers' high-water marks, before they exit
+        try:
+            with distributed.Client(scheduler_file=str(self.scheduler_file), timeout=20) as client:
+                client.shutdown()
+        except (OSError, TimeoutError):
+            pass
+        for process in reversed(self.processes):
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def parquet_bytes(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*.parquet"))}
+
+
+HEADER = (f"{'scale':>5} {'pages':>6} {'bz2 MB':>6} | {'runner':<6} {'process':<34} {'pid':>7} {'peak RSS MB':>11} "
+          f"{'cpu s':>6} {'seconds':>7} | identical")
+
+
+def print_rows(k, pages, mb, runner, seconds, processes, extra, identical, stream=sys.stdout) -> None:
+    for pid, record in processes:
+        print(f"{k:>5} {pages:>6} {mb:>6.1f} | {runner:<6} {record['role']:<34} {pid:>7} {record['rss']:>11.0f} "
+              f"{record['cpu']:>6.1f} {seconds:>7.0f} | {identical}", file=stream)
+    total = sum(r["rss"] for _, r in processes)
+    print(f"{k:>5} {pages:>6} {mb:>6.1f} | {runner:<6} {'sum of peaks':<34} {'':>7} {total:>11.0f} "
+          f"{sum(r['cpu'] for _, r in processes):>6.1f} {seconds:>7.0f} | {identical}", file=stream)
+    if extra:
+        print(f"{'':>22}   ({extra})", file=stream)
+    stream.flush()
+
+
+def print_table(dump_name: str, rows: list) -> None:
+    print(f"\ndump {dump_name} repeated; peak RSS = VmHWM of each process; seconds = the launching process's wall time")
+    print(HEADER)
+    for row in rows:
+        print_rows(*row)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dump", type=Path, default=DEFAULT_DUMP, help="an English pages-articles .xml.bz2")
+    parser.add_argument("--scales", default="16,64", help="comma-separated repeat factors")
+    parser.add_argument("--runners", default="direct,dask")
+    parser.add_argument("--workers", type=int, default=2, help="dask worker processes (one thread each)")
+    parser.add_argument("--memory_limit", default="1GB", help="dask worker --memory-limit (spills at 70%% of it)")
+    parser.add_argument("--pages_per_partition", type=int, default=200,
+                        help="--dask_npartitions = pages / this (at least the worker count)")
+    parser.add_argument("--streams_per_range", default="1", help="wiki_mrc --streams_per_range (100 pages a stream)")
+    parser.add_argument("--min_mentions_en", default="10")
+    parser.add_argument("--keep", type=Path, help="keep dumps and outputs here instead of a temporary directory")
+    args = parser.parse_args(argv)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(REPO / "examples"), str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    runners = args.runners.split(",")
+    rows = []
+    tmp_context = tempfile.TemporaryDirectory(prefix="wiki_mrc_memory-") if args.keep is None else None
+    work = Path(tmp_context.name) if tmp_context else args.keep
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        for k in (int(s) for s in args.scales.split(",")):
+            dump, pages = build_multistream_dump(args.dump, k, work)
+            mb = dump.stat().st_size / 1e6
+            print(f"{k}x: {pages} pages, {mb:.1f} MB multistream bz2", file=sys.stderr, flush=True)
+            job = [sys.executable, "-m", "pipelines.wiki_mrc", "--dump", f"en={dump}",
+                   "--min_mentions_en", args.min_mentions_en, "--streams_per_range", args.streams_per_range]
+            outputs = {}
+            for runner in runners:
+                out = work / f"out-{runner}-{k}"
+                sampler = TreeSampler()
+                sampler.start()
+                if runner == "direct":
+                    cmd = [*job, "--runner", "DirectRunner", "--direct_num_workers", "1", "--output", str(out)]
+                    seconds, rss, cpu = run_client(cmd, env, sampler, work / f"{runner}-{k}.log")
+                    sampler.stop()
+                    extra = ""
+                elif runner == "dask":
+                    npartitions = dask_npartitions(pages, args.workers, args.pages_per_partition)
+                    with LocalDaskCluster(work / f"cluster-{k}", args.workers, args.memory_limit, env, sampler) as cluster:
+                        cmd = [*job, "--runner", "beam_dask_runner.DaskRunner", "--dask_scheduler_file",
+                               str(cluster.scheduler_file), "--dask_npartitions", str(npartitions), "--output", str(out)]
+                        seconds, rss, cpu = run_client(cmd, env, sampler, work / f"{runner}-{k}.log")
+                    sampler.stop()
+                    extra = (f"{args.workers} workers x 1 thread, --memory-limit {args.memory_limit}, "
+                             f"--dask_npartitions {npartitions}, spilled up to {sampler.max_spill_mb:.0f} MB")
+                else:
+                    raise SystemExit(f"--runners: unknown runner {runner!r} (direct, dask)")
+                outputs[runner] = parquet_bytes(out)
+                processes = sorted(sampler.seen.items(), key=lambda item: (item[1]["role"], item[0]))
+                for pid, record in processes:
+                    if record["role"].startswith("client"):
+                        record["rss"], record["cpu"] = max(record["rss"], rss), max(record["cpu"], cpu)
+                rows.append((k, pages, mb, runner, seconds, processes, extra))
+                print_rows(k, pages, mb, runner, seconds, processes, extra, "(pending)", stream=sys.stderr)
+            identical = "-"
+            if len(outputs) == 2:
+                a, b = outputs.values()
+                identical = "yes" if a == b and any(name.startswith("data/") for name in a) else "no"
+            rows = [row if row[0] != k else (*row, identical) for row in rows]
+            shutil.rmtree(work / f"cluster-{k}", ignore_errors=True)
+            if tmp_context:
+                for path in work.glob(f"*x{k}-*"):
+                    path.unlink()
+    finally:
+        if tmp_context:
+            tmp_context.cleanup()
+    print_table(args.dump.name, rows)
+
+if __name__ == "__main__":
+    main()
