@@ -9,8 +9,9 @@ import pytest
 from corpora.ner_spans import ner_pipeline_available
 from pipelines import clism_pairs
 from test_clism_job import assert_rows_follow_the_rules, rows, run_job
+from conftest import SHARED_DATA
 
-GOLD = Path(__file__).resolve().parents[2] / "shared" / "data" / "alignment-gold"
+GOLD = SHARED_DATA / "alignment-gold"
 pytestmark = [
     pytest.mark.skipif(not GOLD.exists(), reason="../shared/data is not beside this checkout"),
     pytest.mark.skipif(not ner_pipeline_available("en_core_web_sm"), reason="en_core_web_sm not installed"),

@@ -12,8 +12,9 @@ import pytest
 from corpora import fast_align
 from corpora.aligners import FastAlignAligner, make_aligner, symmetrise
 from corpora.ner_spans import ner_pipeline_available
+from conftest import SHARED_DATA
 
-GOLD = Path(__file__).resolve().parents[2] / "shared" / "data" / "alignment-gold"
+GOLD = SHARED_DATA / "alignment-gold"
 LEXICON = {"red": "rouge", "cat": "chat", "sees": "voit", "big": "grand", "dog": "chien", "eats": "mange",
            "old": "vieux", "bird": "oiseau", "small": "petit", "fish": "poisson"}
 

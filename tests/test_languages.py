@@ -9,8 +9,9 @@ from corpora.languages import WIKIPEDIA_LANGUAGES, wiki_language
 from corpora.wiki_language_data import LANGUAGE_DATA
 from corpora.words import SUPPORTED_LANGS
 from corpora.wikitext import parse_wikitext
+from conftest import SHARED_DATA
 
-WIKIPEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikipedia"
+WIKIPEDIA = SHARED_DATA / "wikipedia"
 
 
 def test_the_table_covers_the_papers_24_languages():

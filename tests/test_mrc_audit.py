@@ -10,8 +10,9 @@ import pytest
 from corpora.mrc_audit import CHECKS, audit_row, audit_rows, title_leaks
 from corpora.languages import wiki_language
 from corpora.mrc_audit import _markup_re
+from conftest import SHARED_DATA
 
-WIKIPEDIA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikipedia"
+WIKIPEDIA = SHARED_DATA / "wikipedia"
 
 
 def row(query, context, answers=((0, 0),), answerable=True, lang="en", entity="Paris"):

@@ -16,8 +16,9 @@ from corpora.words import get_tokenizer
 from pipelines import wiki_mrc
 
 from job_files import dead_letters, read_checked
+from conftest import SHARED_DATA
 
-EXCERPT = Path(__file__).resolve().parents[2] / "shared" / "data" / "wikipedia" / "enwiki-excerpt.xml.bz2"
+EXCERPT = SHARED_DATA / "wikipedia" / "enwiki-excerpt.xml.bz2"
 needs_excerpt = pytest.mark.skipif(not EXCERPT.exists(), reason="../shared/data is not beside this checkout")
 
 

@@ -20,8 +20,9 @@ from pipelines import common
 from pipelines import vocap as vocap_job
 from pipelines import xy_corpus as job
 from test_xy_corpus_job import rows
+from conftest import SHARED_DATA
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED = SHARED_DATA
 GOLD = SHARED / "alignment-gold"
 pytestmark = pytest.mark.skipif(not GOLD.exists(), reason="../shared/data is not beside this checkout")
 
