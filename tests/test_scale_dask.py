@@ -8,6 +8,7 @@ Parquet to DirectRunner. Needs `apache-beam[dask]` (the scale extra); skipped wi
 from __future__ import annotations
 
 import bz2
+import importlib.util
 import os
 import subprocess
 import sys
@@ -26,6 +27,8 @@ EXAMPLES = ROOT / "examples"
 EXCERPT = ROOT.parent / "shared" / "data" / "wikipedia" / "enwiki-excerpt.xml.bz2"
 SAMPLE = ROOT / "corpora" / "samples" / "wiki" / "enwiki-sample-pages-articles-multistream.xml.bz2"
 WORKERS = 2
+# Per worker process: spilling starts at 70% of it; docs/scale_out.md §4 measures what a worker needs.
+WORKER_MEMORY_LIMIT = 1_000_000_000
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +52,7 @@ def dask_cluster(tmp_path_factory):
         # cwd elsewhere than the checkout: the workers must get paths and code through the job, not by luck.
         workers = subprocess.Popen(
             [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(scheduler_file),
-             "--nworkers", str(WORKERS), "--nthreads", "1", "--no-dashboard", "--memory-limit", "2GB"],
+             "--nworkers", str(WORKERS), "--nthreads", "1", "--no-dashboard", "--memory-limit", str(WORKER_MEMORY_LIMIT)],
             env=env, cwd=tmp, stdout=logs[1], stderr=subprocess.STDOUT,
         )
         with distributed.Client(scheduler_file=str(scheduler_file), timeout=60) as client:
@@ -78,13 +81,13 @@ def outputs(out: Path) -> dict[str, bytes]:
     return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*.parquet"))}
 
 
-def run_on_dask_and_direct(tmp_path, scheduler_file, dump: Path, *args: str):
+def run_on_dask_and_direct(tmp_path, scheduler_file, dump: Path, *args: str, dask_args: tuple[str, ...] = ()):
     """The same job on the cluster and on DirectRunner; the names of the workers that ran bundles."""
     sys.path.insert(0, str(EXAMPLES))  # --runner beam_dask_runner.DaskRunner is imported by Beam here
     try:
         with distributed.Client(scheduler_file=str(scheduler_file)) as monitor, distributed.get_task_stream(monitor) as tasks:
             dask_stats = wiki_mrc.run(["--runner", "beam_dask_runner.DaskRunner", "--dask_scheduler_file", str(scheduler_file),
-                                       "--output", str(tmp_path / "dask"), "--dump", f"en={dump}", *args])
+                                       "--output", str(tmp_path / "dask"), "--dump", f"en={dump}", *args, *dask_args])
     finally:
         sys.path.remove(str(EXAMPLES))
     direct_stats = wiki_mrc.run(["--runner", "DirectRunner", "--output", str(tmp_path / "direct"), "--dump", f"en={dump}", *args])
@@ -116,5 +119,40 @@ def test_wiki_mrc_on_dask_cluster_matches_direct_runner_on_sample(tmp_path, dask
     assert dask_stats.equals(direct_stats)
     dask_files, direct_files = outputs(tmp_path / "dask"), outputs(tmp_path / "direct")
     assert any(name.startswith("dead_letter/") for name in direct_files)
+    assert dask_files == direct_files
+    assert len(bundle_workers) == WORKERS
+
+
+def load_memory_benchmark():
+    """benchmarks/wiki_mrc_memory.py, whose N-times dump the memory table in docs/scale_out.md used."""
+    spec = importlib.util.spec_from_file_location("wiki_mrc_memory", ROOT / "benchmarks" / "wiki_mrc_memory.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not EXCERPT.exists(), reason="../shared/data is not beside this checkout")
+def test_wiki_mrc_on_memory_limited_dask_cluster_matches_direct_runner_on_4x_excerpt(tmp_path, dask_cluster):
+    """The set-up of docs/scale_out.md §4 for dumps bigger than RAM, on the excerpt repeated 4 times:
+    workers under --memory-limit (spilling), --dask_npartitions growing with the dump, 100-page
+    streams read one range at a time. No worker may be restarted for exceeding its limit (a nanny
+    restarts it under a new address), and the bytes must be DirectRunner's."""
+    benchmark = load_memory_benchmark()
+    dump, pages = benchmark.build_multistream_dump(EXCERPT, 4, tmp_path)
+    assert pages == 4 * 206
+    npartitions = benchmark.dask_npartitions(pages, WORKERS)
+    with distributed.Client(scheduler_file=str(dask_cluster)) as client:
+        workers_before = set(client.scheduler_info()["workers"])
+        dask_stats, direct_stats, bundle_workers = run_on_dask_and_direct(
+            tmp_path, dask_cluster, dump, "--streams_per_range", "1", dask_args=("--dask_npartitions", str(npartitions)))
+        assert set(client.scheduler_info()["workers"]) == workers_before, "a worker was restarted: over its memory limit"
+        limits = {w["memory_limit"] for w in client.scheduler_info()["workers"].values()}
+    assert limits == {WORKER_MEMORY_LIMIT}
+    assert dask_stats.equals(direct_stats)
+    by_metric = {r["metric"]: r["value"] for r in direct_stats.to_pylist()}
+    assert by_metric["pages/read"] == pages and by_metric["examples/answerable"] > 100
+    dask_files, direct_files = outputs(tmp_path / "dask"), outputs(tmp_path / "direct")
+    assert any(name.startswith("data/train-") for name in direct_files)
     assert dask_files == direct_files
     assert len(bundle_workers) == WORKERS
