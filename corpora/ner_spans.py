@@ -77,8 +77,11 @@ _NOT_NEEDED = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "
 
 def load_ner_pipeline(name: str):
     """spaCy pipeline `name` (a package or a path) with only what NER needs."""
-    import spacy
+    # spaCy without torch (corpora.words explains the trick): thinc imports torch whenever it is
+    # installed, ~2 CPU-s per worker that a numpy-only NER model never uses.
+    from corpora.words import _import_spacy
 
+    spacy = _import_spacy()
     try:
         nlp = spacy.load(name, exclude=list(_NOT_NEEDED))
     except OSError:
