@@ -79,7 +79,8 @@ class ClismPairsOptions(PipelineOptions):
         parser.add_argument("--max_gap", type=int, default=2,
                             help="reject a projected span whose aligned target words have more than this many "
                             "unaligned words between two of them (default %(default)s)")
-        parser.add_argument("--ner_batch_size", type=int, default=512, help="largest batch given to nlp.pipe")
+        parser.add_argument("--ner_batch_size", type=int, default=512,
+                            help="pairs per batch: read, tagged (nlp.pipe) and shuffled together (default %(default)s)")
         parser.add_argument("--align_batch_size", type=int, default=64, help="largest batch given to the neural aligner")
 
 
@@ -150,7 +151,7 @@ def check_simalign_model(model: str) -> None:
 
 def build(p: beam.Pipeline, opts, sources: list[parallel.PairSource]) -> None:
     out = opts.output
-    read = p | "ReadPairs" >> ReadPairs(sources, opts.max_words)
+    read = p | "ReadPairs" >> ReadPairs(sources, opts.max_words, opts.ner_batch_size)
     rows, stats, dead = read["pairs"] | "BuildClismPairs" >> BuildClismPairs(opts)
     rows | "WriteRows" >> common.WriteParquetShards(
         FileSystems.join(out, "data"), "train", CLISM_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)

@@ -1,15 +1,20 @@
 """The stages of clism_pairs as DoFns and composite PTransforms; text logic is in `corpora/`.
 
-  PairSource ─► ReadPairs ─► ParallelPair ─► Batch ─► TagEntities (spaCy NER once per worker,
-  nlp.pipe per batch; target words) ─► TaggedPair (spans may be empty)
-     ├─ fast_align, eflomal: key [lang pair, shard] ─► GroupByKey ─► AlignCorpus (one model per
-     │            group, trained on every pair of the group, spanless pairs included: more data,
+  PairSource ─► ReadPairs ─► batches of ParallelPair ─► TagEntities (spaCy NER once per worker,
+  nlp.pipe per batch; target words) ─► batches of TaggedPair (spans may be empty)
+     ├─ fast_align, eflomal: split by key [lang pair, shard] ─► GroupByKey ─► AlignCorpus (one model
+     │            per group, trained on every pair of the group, spanless pairs included: more data,
      │            better alignments) ─► ProjectSpans
      └─ simalign: pairs with spans ─► Batch ─► AlignBatch (model once per worker) ─► ProjectSpans
   ─► rows (clism schema), stats, dead letters
+
+Pairs travel in batches (lists of up to --ner_batch_size pairs) from the reader to the aligner:
+every element costs Beam a few Python calls at every step and a pickle at every shuffle, which
+for one short sentence pair is as much as its tokenisation (measured: see docs/clism_pairs.md).
 """
 from __future__ import annotations
 
+import collections
 import logging
 import posixpath
 from typing import NamedTuple
@@ -48,14 +53,15 @@ def _lines(f):
 
 
 class ReadPairsFn(TallyingDoFn):
-    """One PairSource -> ParallelPair elements; bad lines are counted and dead-lettered.
+    """One PairSource -> lists of up to `batch_size` ParallelPair; bad lines are counted and dead-lettered.
 
     A file is read by one worker from start to end (text lines cannot be split without a scan);
-    the Reshuffle after this step spreads the pairs over workers for NER and alignment.
+    the Reshuffle after this step spreads the batches over workers for NER and alignment. A batch
+    is what nlp.pipe gets at once (larger batches: fewer, larger matrix products in NER).
     """
 
-    def __init__(self, max_words: int):
-        self.max_words = max_words
+    def __init__(self, max_words: int, batch_size: int):
+        self.max_words, self.batch_size = max_words, batch_size
 
     def process(self, source: parallel.PairSource):
         lang = pair_key(source.tgt_lang)
@@ -68,13 +74,21 @@ class ReadPairsFn(TallyingDoFn):
                 records = parallel.read_two_files(_lines(first), _lines(second), english_first, name, self.max_words)
             else:
                 records = parallel.read_single_file(_lines(handles[0]), source, name, self.max_words)
+            counts, batch = collections.Counter(), []
             for record in records:
-                self.tally("read", "lines", lang)
+                counts["lines"] += 1
                 if isinstance(record, parallel.BadLine):
-                    self.tally("read", record.reason, lang)
+                    counts[record.reason] += 1
                     yield dead_letter(",".join(source.paths), record.pair_id, "read", record.reason, record.excerpt)
                 else:
-                    yield record
+                    batch.append(record)
+                    if len(batch) == self.batch_size:
+                        yield batch
+                        batch = []
+            if batch:
+                yield batch
+            for reason, n in counts.items():  # one Beam counter update per reason, not per line
+                self.tally("read", reason, lang, n)
         finally:
             for h in handles:
                 h.close()
@@ -84,7 +98,7 @@ class ReadPairsFn(TallyingDoFn):
 
 
 class TagEntitiesFn(TallyingDoFn):
-    """A batch of ParallelPair -> TaggedPair with the informative English spans.
+    """A batch of ParallelPair -> one list of TaggedPair, with the informative English spans.
 
     The spaCy pipeline loads once per worker (setup) and runs with nlp.pipe over the batch. With
     `pretokenized`, words are the input's space-separated tokens (the gold sets are tokenised so),
@@ -116,24 +130,36 @@ class TagEntitiesFn(TallyingDoFn):
             for lang, ks in by_lang.items():
                 for k, words in zip(ks, get_tokenizer(lang).tokenize_many([batch[k].tgt_text for k in ks])):
                     tgt_words[k] = words
+        tagged, counts = [], collections.Counter()
         for pair, doc, tgt in zip(batch, self.nlp.pipe(inputs, batch_size=len(batch)), tgt_words):
             lang = pair_key(pair.tgt_lang)
-            src = [t.text for t in doc]
+            src = [t.text for t in doc]  # the English words: NER's own tokens, stored and aligned as they are
             if len(src) > self.max_words or len(tgt) > self.max_words or not src or not tgt:
                 reason = "too_long" if src and tgt else "empty"
-                self.tally("words", reason, lang)
+                counts["words", reason, lang] += 1
                 yield dead_letter(lang, pair.pair_id, "words", reason, f"{pair.src_text} ||| {pair.tgt_text}")
                 continue
             entities = [(e.start, e.end, e.label_) for e in doc.ents]
             spans, rejected = informative_spans(src, entities, self.stop_words, self.max_span_words, self.labels)
-            self.tally("ner", "entities", lang, len(entities))
-            for reason, n in sorted(rejected.items()):
-                self.tally("span", reason, lang, n)
-            self.tally("ner", "informative_spans", lang, len(spans))
+            counts["ner", "entities", lang] += len(entities)
+            for reason, n in rejected.items():
+                counts["span", reason, lang] += n
+            counts["ner", "informative_spans", lang] += len(spans)
             if not spans:
                 # Dropped from the output but still aligned by fast_align/eflomal: every pair is training data.
-                self.tally("pairs", "no_span", lang)
-            yield TaggedPair(pair.pair_id, pair.tgt_lang, tuple(src), tuple(tgt), tuple(spans))
+                counts["pairs", "no_span", lang] += 1
+            tagged.append(TaggedPair(pair.pair_id, pair.tgt_lang, tuple(src), tuple(tgt), tuple(spans)))
+        tally_all(self, counts)
+        if tagged:
+            yield tagged
+
+
+def tally_all(fn: TallyingDoFn, counts: collections.Counter) -> None:
+    """Counts gathered over a batch, as (stage, reason, lang) -> n, into the DoFn's stats: one Beam
+    counter update per key and batch instead of one per pair (a counter update costs about as much
+    as projecting a span)."""
+    for (stage, reason, lang), n in sorted(counts.items()):
+        fn.tally(stage, reason, lang, n)
 
 
 # ───────────────────────────── alignment and projection ─────────────────────────────
@@ -157,8 +183,9 @@ class _ProjectingDoFn(TallyingDoFn):
     def __init__(self, max_gap: int):
         self.max_gap = max_gap
 
-    def project(self, pair: TaggedPair, alignment):
-        """Rows of one aligned pair: each span through the alignment; the pair if any span is left."""
+    def project(self, pair: TaggedPair, alignment, counts: collections.Counter):
+        """Rows of one aligned pair: each span through the alignment; the pair if any span is left.
+        What happens is counted into `counts` (see tally_all)."""
         lang = pair_key(pair.tgt_lang)
         if not pair.spans:
             return
@@ -166,14 +193,14 @@ class _ProjectingDoFn(TallyingDoFn):
         for span in pair.spans:
             target = project_span(alignment, span.start, span.end, self.max_gap)
             if isinstance(target, str):
-                self.tally("project", target, lang)
+                counts["project", target, lang] += 1
             else:
                 projected.append((span, *target))
         if not projected:
-            self.tally("pairs", "no_span_projected", lang)
+            counts["pairs", "no_span_projected", lang] += 1
             return
-        self.tally("pairs", "kept", lang)
-        self.tally("spans", "kept", lang, len(projected))
+        counts["pairs", "kept", lang] += 1
+        counts["spans", "kept", lang] += len(projected)
         yield clism_row(pair, projected)
 
 
@@ -188,11 +215,11 @@ class AlignCorpusFn(_ProjectingDoFn):
         self.identity_prior = identity_prior
 
     def process(self, element):
-        (tgt_lang, shard), pairs = element
+        (tgt_lang, shard), batches = element
         # Beam gives the group in any order. fast_align's EM sums its counts in input order, so
         # a fixed order is what makes its output the same bytes on every run and worker layout;
         # for eflomal it makes reruns as alike as its unseeded sampler allows.
-        pairs = sorted(pairs, key=lambda p: p.pair_id)
+        pairs = sorted((p for batch in batches for p in batch), key=lambda p: p.pair_id)
         PROGRESS.info("%s: aligning %d pairs of en-%s (shard %d)", self.aligner, len(pairs), tgt_lang, shard)
         if self.aligner == "fast_align":
             aligner = FastAlignAligner(self.symmetrisation, identity_prior=self.identity_prior,
@@ -202,8 +229,10 @@ class AlignCorpusFn(_ProjectingDoFn):
                                      identity_prior=self.identity_prior, prior_stop_words=stop_words("en"))
         alignments = aligner.align([(p.src_words, p.tgt_words) for p in pairs])
         self.tally("align", "pairs", pair_key(tgt_lang), len(pairs))
+        counts = collections.Counter()
         for pair, alignment in zip(pairs, alignments):
-            yield from self.project(pair, alignment)
+            yield from self.project(pair, alignment, counts)
+        tally_all(self, counts)
 
 
 class AlignBatchFn(_ProjectingDoFn):
@@ -218,13 +247,24 @@ class AlignBatchFn(_ProjectingDoFn):
 
     def process(self, batch):
         alignments = self.aligner.align([(p.src_words, p.tgt_words) for p in batch])
+        counts = collections.Counter()
         for pair, alignment in zip(batch, alignments):
-            self.tally("align", "pairs", pair_key(pair.tgt_lang))
-            yield from self.project(pair, alignment)
+            counts["align", "pairs", pair_key(pair.tgt_lang)] += 1
+            yield from self.project(pair, alignment, counts)
+        tally_all(self, counts)
+
+
+def split_by_lang_pair_shard(batch: list[TaggedPair], seed: int, shards: int):
+    """One batch of tagged pairs -> ((tgt_lang, shard), the batch's pairs with that key) elements,
+    so that the GroupByKey before alignment moves lists, not single pairs."""
+    groups: dict[tuple[str, int], list[TaggedPair]] = {}
+    for p in batch:
+        groups.setdefault((p.tgt_lang, stable_hash(seed, p.pair_id) % shards), []).append(p)
+    return sorted(groups.items())
 
 
 class BuildClismPairs(beam.PTransform):
-    """ParallelPair -> (rows, stats, dead letters)."""
+    """Batches (lists) of ParallelPair -> (rows, stats, dead letters)."""
 
     def __init__(self, opts):
         super().__init__()
@@ -235,7 +275,6 @@ class BuildClismPairs(beam.PTransform):
         labels = frozenset(o.entity_labels.split(",")) if o.entity_labels else None
         tagged = (
             pairs
-            | "BatchForNer" >> beam.BatchElements(min_batch_size=16, max_batch_size=o.ner_batch_size)
             | "TagEntities" >> beam.ParDo(
                 TagEntitiesFn(o.spacy_model, o.pretokenized, o.max_words, o.max_span_words, labels)
             ).with_outputs(STATS, DEAD_LETTER, main="pairs")
@@ -244,8 +283,7 @@ class BuildClismPairs(beam.PTransform):
             shards = o.align_shards
             aligned = (
                 tagged.pairs
-                | "KeyByLangPairShard" >> beam.Map(
-                    lambda p, seed: ((p.tgt_lang, stable_hash(seed, p.pair_id) % shards), p), o.seed)
+                | "KeyByLangPairShard" >> beam.FlatMap(split_by_lang_pair_shard, o.seed, shards)
                 | "GroupForEflomal" >> beam.GroupByKey()  # step name kept: Dataflow update compatibility
                 | "AlignCorpus" >> beam.ParDo(
                     AlignCorpusFn(o.max_gap, o.symmetrisation, o.eflomal_prefix_len, o.eflomal_samplers,
@@ -255,7 +293,7 @@ class BuildClismPairs(beam.PTransform):
         else:
             aligned = (
                 tagged.pairs
-                | "HasSpans" >> beam.Filter(lambda p: bool(p.spans))
+                | "HasSpans" >> beam.FlatMap(lambda batch: [p for p in batch if p.spans])
                 | "BatchForAligner" >> beam.BatchElements(min_batch_size=4, max_batch_size=o.align_batch_size)
                 | "AlignBatches" >> beam.ParDo(
                     AlignBatchFn(o.max_gap, o.aligner_model, o.aligner_method, o.aligner_layer)
@@ -266,15 +304,18 @@ class BuildClismPairs(beam.PTransform):
 
 
 class ReadPairs(beam.PTransform):
-    def __init__(self, sources: list[parallel.PairSource], max_words: int):
+    """PairSources -> {"pairs": lists of up to `batch_size` ParallelPair, stats, dead letters}."""
+
+    def __init__(self, sources: list[parallel.PairSource], max_words: int, batch_size: int):
         super().__init__()
-        self.sources, self.max_words = sources, max_words
+        self.sources, self.max_words, self.batch_size = sources, max_words, batch_size
 
     def expand(self, pbegin):
         read = (
             pbegin
             | "Sources" >> beam.Create(self.sources)
-            | "ReadLines" >> beam.ParDo(ReadPairsFn(self.max_words)).with_outputs(STATS, DEAD_LETTER, main="pairs")
+            | "ReadLines" >> beam.ParDo(ReadPairsFn(self.max_words, self.batch_size)).with_outputs(
+                STATS, DEAD_LETTER, main="pairs")
         )
         pairs = read.pairs | "Spread" >> beam.Reshuffle()
         return {"pairs": pairs, STATS: read[STATS], DEAD_LETTER: read[DEAD_LETTER]}

@@ -172,3 +172,15 @@ def test_rows_load_in_pandas_and_datasets_without_stats_or_dead_letters(sample_r
     assert len(pandas.read_parquet(out / "data")) == expected
     loaded = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"))["train"]
     assert loaded.num_rows == expected and loaded.features == datasets.Features.from_arrow_schema(CLISM_SCHEMA)
+
+
+def test_batch_size_does_not_change_a_byte(sample_run, tmp_path):
+    """Pairs travel in batches from the reader to the aligner (--ner_batch_size); batches that cut
+    every file into odd pieces (and nlp.pipe over 7 sentences) write the same files as the default."""
+    out, _ = sample_run
+    run_job(tmp_path, "--ner_batch_size", "7")
+
+    def outputs(folder: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.parquet"))}
+
+    assert outputs(tmp_path) == outputs(out)
