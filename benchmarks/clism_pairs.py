@@ -1,16 +1,26 @@
 """Throughput of clism_pairs with the statistical aligner: pairs per second per core.
 
-    python benchmarks/clism_pairs.py [--repeat 50] [--langs fr,vi] [--aligner fast_align|eflomal]
+    python benchmarks/clism_pairs.py [--repeat 120] [--langs fr,vi] [--aligner fast_align|eflomal]
+                                     [--rounds 3] [--compare_with /tmp/checkout-of-another-commit ...]
 
 The bundled sample is repeated (`--repeat` copies of each language pair's 42 lines, so the job
-sees N distinct line ids) and the same input is measured three ways in one run:
+sees N distinct line ids; 120 copies = 20,160 pairs) and the same input is measured in one run:
 
-* job        the whole Beam job (DirectRunner, one worker): read, NER, alignment, projection, Parquet;
-* ner        spaCy NER (the job's pipeline, nlp.pipe) plus target tokenisation, no Beam;
+* job        the whole job as a user runs it, `python -m pipelines.clism_pairs` in a fresh process
+             (DirectRunner, one worker): imports, model loading, read, NER, alignment, projection,
+             Parquet; CPU seconds of that process tree;
+* DIR's name with --compare_with DIR (repeatable): the same command run from DIR (its code);
+* ner        spaCy NER (the job's pipeline, nlp.pipe) plus target tokenisation, in this process, no Beam;
 * alignment  the statistical aligner (--aligner, default fast_align as the job) over the same
-             tokenised pairs, no Beam.
+             tokenised pairs, in this process, no Beam.
 
-"Per core" divides by CPU seconds (user + system, this process and its children: eflomal runs as
+With --rounds N the job runs (this checkout, then every --compare_with) are interleaved N times
+and the least CPU time of each is reported: on a shared machine load only ever adds time, so the
+minimum is the best estimate of each one's own cost, and interleaving spreads any load over all.
+The job's output files are compared byte for byte with every other checkout's (same input, same
+seed: they must be equal unless the code changed what is written).
+
+"Per core" divides by CPU seconds (user + system, the process and its children: eflomal runs as
 a child process and may use several threads), not wall time, so that the figure does not depend on
 how many cores the host lends. Repetition makes eflomal's vocabulary small and NER's input
 repetitive; both costs are dominated by per-token work, so the rates carry over to real text within
@@ -24,14 +34,19 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.wiki_mrc import measure  # noqa: E402  (a command's process-tree CPU and peak RSS)
 from corpora import parallel  # noqa: E402
 from corpora.aligners import make_aligner  # noqa: E402
 from corpora.ner_spans import load_ner_pipeline  # noqa: E402
 from corpora.words import get_tokenizer, stop_words  # noqa: E402
 from benchmarks.timing import Clock  # noqa: E402
 from pipelines import clism_pairs  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
 
 SAMPLE_FILES = {"fr": ("en-fr.en", "en-fr.fr"), "ar": ("en-ar.tsv",), "hi": ("en-hi.txt",), "vi": ("en-vi.tsv",)}
 
@@ -50,9 +65,13 @@ def sample_pairs(lang: str) -> list[tuple[str, str]]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=50, help="copies of the sample (default %(default)s)")
+    parser.add_argument("--repeat", type=int, default=120, help="copies of the sample (default %(default)s)")
     parser.add_argument("--langs", default="fr,vi,ar,hi")
     parser.add_argument("--aligner", choices=("fast_align", "eflomal"), default="fast_align")
+    parser.add_argument("--rounds", type=int, default=1, help="interleaved job runs; the least CPU time of each is kept")
+    parser.add_argument("--compare_with", type=Path, action="append", default=[],
+                        help="a checkout of another commit whose job runs on the same input (repeatable)")
+    parser.add_argument("--no_stages", action="store_true", help="time only the whole job(s), not NER and alignment apart")
     args = parser.parse_args(argv)
     langs = args.langs.split(",")
 
@@ -66,29 +85,54 @@ def main(argv=None) -> None:
         n = sum(len(v) for v in texts.values())
         print(f"{n:,} pairs ({args.repeat} copies of the sample, {', '.join('en-' + lang for lang in langs)})")
 
-        # Loading the model and the tokenizers is a once-per-worker cost: keep it out of the rates.
-        nlp = load_ner_pipeline("en_core_web_sm")
-        for lang in langs:
-            get_tokenizer(lang).tokenize_many(["warm up"])
-        with Clock() as ner:
-            tokenised = {}
+        stages = {}
+        if not args.no_stages:
+            # Loading the model and the tokenizers is a once-per-worker cost: keep it out of the rates.
+            nlp = load_ner_pipeline("en_core_web_sm")
             for lang in langs:
-                docs = nlp.pipe([en for en, _ in texts[lang]], batch_size=512)
-                src = [[t.text for t in doc] for doc in docs]
-                tgt = get_tokenizer(lang).tokenize_many([x for _, x in texts[lang]])
-                tokenised[lang] = list(zip(src, tgt))
-        with Clock() as align:
-            for lang in langs:
-                make_aligner(args.aligner, prior_stop_words=stop_words("en")).align(tokenised[lang])  # as the job
-        with Clock() as job:
-            stats = clism_pairs.run(["--runner", "DirectRunner", "--output", os.path.join(tmp, "out"),
-                                     "--aligner", args.aligner, *specs])
-        kept = sum(r["value"] for r in stats.to_pylist() if r["metric"] == "pairs/kept")
+                get_tokenizer(lang).tokenize_many(["warm up"])
+            with Clock() as stages["ner"]:
+                tokenised = {}
+                for lang in langs:
+                    docs = nlp.pipe([en for en, _ in texts[lang]], batch_size=512)
+                    src = [[t.text for t in doc] for doc in docs]
+                    tgt = get_tokenizer(lang).tokenize_many([x for _, x in texts[lang]])
+                    tokenised[lang] = list(zip(src, tgt))
+            with Clock() as stages["alignment"]:
+                for lang in langs:
+                    make_aligner(args.aligner, prior_stop_words=stop_words("en")).align(tokenised[lang])  # as the job
+
+        job_args = ["-m", "pipelines.clism_pairs", "--runner", "DirectRunner", "--direct_num_workers", "1",
+                    "--aligner", args.aligner, *specs]
+        # -m puts the working directory first on sys.path: each checkout runs its own code.
+        checkouts = {"job": REPO, **{c.name: c.resolve() for c in args.compare_with}}
+        results: dict[str, list[dict]] = {name: [] for name in checkouts}
+        for _ in range(args.rounds):
+            for k, (name, checkout) in enumerate(checkouts.items()):
+                out = Path(tmp) / f"out{k}"
+                results[name].append(measure([sys.executable, *job_args, "--output", str(out), "--overwrite"], checkout))
+        outputs = {name: parquet_bytes(Path(tmp) / f"out{k}") for k, name in enumerate(checkouts)}
+        kept = sum(r["value"] for r in pq.read_table(Path(tmp) / "out0" / "stats.parquet").to_pylist()
+                   if r["metric"] == "pairs/kept")
 
     print(f"\n{'stage':<12}{'wall s':>9}{'cpu s':>9}{'pairs/s':>10}{'pairs/s/core':>14}")
-    for name, clock in (("ner", ner), ("alignment", align), ("job", job)):
+    for name, clock in stages.items():
         print(f"{name:<12}{clock.wall:>9.1f}{clock.cpu:>9.1f}{n / clock.wall:>10,.0f}{n / clock.cpu:>14,.0f}")
-    print(f"(job kept {kept:,} pairs; {os.cpu_count()} cores visible)")
+    print(f"\nwhole job in a fresh process, least CPU of {args.rounds} interleaved round(s); "
+          f"{os.cpu_count()} cores visible; the job kept {kept:,} pairs")
+    print(f"{'run':<24}{'cpu s':>8}{'wall s':>8}{'RSS MB':>8}{'pairs/s/core':>14}{'job/run cpu':>13}  same bytes  every run's cpu s")
+    job_cpu = min(r["cpu"] for r in results["job"])
+    for name, runs in results.items():
+        best = min(runs, key=lambda r: r["cpu"])
+        same = "yes" if outputs[name] == outputs["job"] else "NO"
+        every = " ".join(f"{r['cpu']:.2f}" for r in runs)
+        print(f"{name:<24}{best['cpu']:>8.2f}{best['wall']:>8.1f}{best['rss_mb']:>8.0f}{n / best['cpu']:>14,.0f}"
+              f"{job_cpu / best['cpu']:>12.2f}x  {same:<10}  {every}")
+
+
+def parquet_bytes(out: Path) -> dict[str, bytes]:
+    """Every Parquet file of a job's output (rows, stats, dead letters), by relative path."""
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*.parquet"))}
 
 
 if __name__ == "__main__":
