@@ -103,6 +103,7 @@ def test_best_span_respects_order_length_and_passage():
     assert best_span(start, end, words, 1) == (5.0, 2, 2)  # one subword at most
 
 
+@pytest.mark.slow  # ~90 s on 2 cores: a few-shot sweep to convergence
 def test_tiny_model_learns_a_small_squad_file_with_the_que_head(data, tiny_clism, tmp_path, capsys):
     result = finetune_clism.main(["--init", str(tiny_clism), "--train", str(data / "train.json"),
                                   "--eval", str(data / "train.json"), "--output", str(tmp_path),

@@ -64,6 +64,7 @@ def test_offline_check_refuses_network():
     assert result.stdout.strip() == "refused", result.stderr
 
 
+@pytest.mark.slow  # ~40 s: every tokeniser and the NER model loaded in a fresh worker
 def test_worker_loads_every_tokeniser_and_ner_offline(tmp_path):
     """What `RUN python docker/check_offline.py` does in the image, here: every wiki_mrc tokeniser and
     en_core_web_sm load with the network cut and an empty home directory (no cached downloads)."""

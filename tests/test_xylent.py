@@ -418,6 +418,7 @@ def test_help_lists_every_xylent_flag(capsys):
     assert "invalid on/off value" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # the `trained` run: ~70 s of set-up on 2 cores
 def test_run_end_to_end_logs_both_losses_and_saves_both_models(trained):
     records = metrics(trained)
     assert [r["step"] for r in records] == list(range(1, 41))
@@ -433,6 +434,7 @@ def test_run_end_to_end_logs_both_losses_and_saves_both_models(trained):
     assert train_config["disc_weight"] == 50.0 and train_config["generator_layers"] == 1
 
 
+@pytest.mark.slow  # the `trained` run: ~70 s of set-up on 2 cores
 def test_saved_models_load_with_auto_classes_and_give_identical_outputs(trained, xy_data):
     from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
 
@@ -479,6 +481,7 @@ XNLI = [  # premise, hypothesis, label: sentences of the bundled English sample
 ]
 
 
+@pytest.mark.slow  # the `trained` run: ~70 s of set-up on 2 cores
 def test_fine_tuning_the_saved_discriminator_on_sentence_pairs(trained, tmp_path):
     from training import finetune
 
