@@ -100,3 +100,13 @@ def test_bad_lines_counted_and_dead_lettered(tmp_path):
 def test_usage_errors(argv, message, tmp_path):
     with pytest.raises(SystemExit, match=message):
         job.run(argv + ["--output", str(tmp_path)])
+
+
+def test_tables_load_as_card_configs(sample_run, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    out, _ = sample_run
+    for config, schema, name in (("allocation", ALLOCATION_SCHEMA, "allocation.parquet"), ("alp", ALP_SCHEMA, "alp.parquet")):
+        loaded = datasets.load_dataset(str(out), config, cache_dir=str(tmp_path / "cache"))["train"]
+        assert loaded.num_rows == pq.read_metadata(out / name).num_rows
+        assert loaded.features == datasets.Features.from_arrow_schema(schema)
+    assert "license: apache-2.0" in (out / "README.md").read_text()
