@@ -20,7 +20,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -30,26 +29,12 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
 
-from pipelines import wiki_mrc
 from training import checkpoint, finetune, finetune_clism, run
-from training.data import list_shards
+
+from test_training_run import few_rows  # noqa: F401  (a fixture: eight real rows of the bundled sample)
 
 REPO = Path(__file__).resolve().parents[1]
 QUIET = ["--no_progress", "--no_tensorboard"]
-
-
-@pytest.fixture(scope="module")
-def few_rows(tmp_path_factory) -> Path:
-    """Eight real rows of the bundled sample (tests/test_training_run.py's fixture)."""
-    out = tmp_path_factory.mktemp("wiki_mrc")
-    wiki_mrc.run(["--runner", "DirectRunner", "--output", str(out)])
-    table = pa.concat_tables([pq.read_table(f) for f in list_shards(out)])
-    answerable = table.column("answerable").to_pylist()
-    pick = [i for i, a in enumerate(answerable) if a][::25][:6] + [i for i, a in enumerate(answerable) if not a][::40][:2]
-    few = tmp_path_factory.mktemp("few")
-    (few / "data").mkdir()
-    pq.write_table(table.take(pick), few / "data" / "train-00000-of-00001.parquet")  # keeps the schema metadata
-    return few
 
 
 def mpmr(data: Path, out: Path, *extra: str) -> list[str]:
