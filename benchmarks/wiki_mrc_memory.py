@@ -42,6 +42,9 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from corpora.multistream import split_dump_pages, write_multistream  # noqa: E402
 from wiki_mrc import DEFAULT_DUMP, repeat_dump  # noqa: E402  (benchmarks/wiki_mrc.py)
 
+sys.path.insert(0, str(REPO / "examples"))
+from local_dask_cluster import stop_local_cluster  # noqa: E402
+
 
 def build_multistream_dump(src: Path, copies: int, directory: Path) -> tuple[Path, int]:
     """The excerpt `copies` times over as `<name>-multistream.xml.bz2` + index; its page count."""
@@ -196,21 +199,8 @@ class LocalDaskCluster:
         return self
 
     def __exit__(self, *exc) -> None:
-        import distributed
-
         self.sampler.sample()  # the workers' high-water marks, before they exit
-        try:
-            with distributed.Client(scheduler_file=str(self.scheduler_file), timeout=20) as client:
-                client.shutdown()
-        except (OSError, TimeoutError):
-            pass
-        for process in reversed(self.processes):
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop_local_cluster(self.scheduler_file, list(reversed(self.processes)))
 
 
 def parquet_bytes(out: Path) -> dict[str, bytes]:

@@ -24,7 +24,11 @@ from pipelines import wiki_mrc  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-EXCERPT = ROOT.parent / "shared" / "data" / "wikipedia" / "enwiki-excerpt.xml.bz2"
+sys.path.insert(0, str(EXAMPLES))
+from local_dask_cluster import stop_local_cluster  # noqa: E402
+from conftest import SHARED_DATA  # noqa: E402
+
+EXCERPT = SHARED_DATA / "wikipedia" / "enwiki-excerpt.xml.bz2"
 SAMPLE = ROOT / "corpora" / "samples" / "wiki" / "enwiki-sample-pages-articles-multistream.xml.bz2"
 WORKERS = 2
 # Per worker process: spilling starts at 70% of it; docs/scale_out.md §4 measures what a worker needs.
@@ -59,20 +63,7 @@ def dask_cluster(tmp_path_factory):
             client.wait_for_workers(WORKERS, timeout=90)
         yield scheduler_file
     finally:
-        if workers is not None and scheduler_file.exists():
-            try:  # an orderly stop of scheduler and workers is faster than waiting on SIGTERM
-                with distributed.Client(scheduler_file=str(scheduler_file), timeout=10) as client:
-                    client.shutdown()
-            except (OSError, TimeoutError):
-                pass
-        for process in (workers, scheduler):
-            if process is not None:
-                process.terminate()
-                try:
-                    process.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+        stop_local_cluster(scheduler_file, [workers, scheduler] if workers is not None else [scheduler])
         for log in logs:
             log.close()
 
