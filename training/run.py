@@ -233,7 +233,7 @@ def train(args: argparse.Namespace) -> dict:
     ckpt_dir = out / "checkpoints"
 
     # Read-only checks on every rank, before rank 0 writes anything: runs never mix (issue 18).
-    run_folder.check_output(out, args.model, args.config, {**cfg.to_dict()}, args.resume, args.overwrite)
+    run_folder.check_output(out, args.model, args.config, cfg.to_dict(), args.resume, args.overwrite)
     run_folder.check_data_is_for(args.model, args.data)
     total_rows = (spec.check_data or default_check_data)(spec, args.data)
     subfolders = getattr(evaluation.EVALUATORS[args.model], "subfolders", ("",))
