@@ -206,6 +206,24 @@ def test_squad_overfits_and_extracts_the_answers_through_sliding_windows(tiny_mp
     assert len(right) >= 5, predictions  # verbatim context text, not re-joined words
     assert isinstance(load_reader(str(tmp_path / "final")), MPMRForWAE)  # the extractor is kept
 
+    # Evaluation only (--max_steps 0) of the saved model on several files, one of them gzipped as
+    # XQuAD is distributed: each file scores as the run's own evaluation did, the mean is theirs.
+    import gzip
+    zipped = tmp_path / "again.json.gz"
+    zipped.write_bytes(gzip.compress(data["squad"].read_bytes()))
+    out = tmp_path / "eval_only"
+    finetune.main(["--task", "squad", "--init", str(tmp_path / "final"), "--train", str(data["squad"]),
+                   "--eval", str(data["squad"]), str(zipped), "--max_steps", "0", "--output", str(out),
+                   "--max_seq_len", "64", "--max_query_tokens", "24", "--doc_stride", "16", "--device", "cpu",
+                   "--no_progress"])
+    again = json.loads((out / "metrics.json").read_text())
+    assert again["steps"] == 0 and not (out / "final").exists()
+    assert list(again["metrics_by_eval"]) == [data["squad"].stem, "again"]
+    for metrics in again["metrics_by_eval"].values():
+        assert metrics == pytest.approx(result["metrics"])
+    assert again["metrics"] == pytest.approx(result["metrics"])
+    assert json.loads((out / "predictions" / "again.json").read_text()) == predictions
+
 
 def test_ner_overfits_and_decodes_typed_entities(tiny_mpmr, data, tmp_path):
     result = run("ner", tiny_mpmr, data["ner"], tmp_path, "--max_steps", "200", "--batch_size", "20", "--eval_every", "50")

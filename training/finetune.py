@@ -75,7 +75,7 @@ class SquadTask:
     def __init__(self, args):
         self.args = args
 
-    def read(self, path):
+    def read(self, path, for_eval: bool = False):
         return squad.read_squad(path)
 
     def train_rows(self, examples, tokenizer):
@@ -104,7 +104,7 @@ class NerTask:
         self.args = args
         self.types: list[str] | None = None  # fixed by the training file
 
-    def read(self, path):
+    def read(self, path, for_eval: bool = False):
         return conll.read_conll(path)
 
     def train_rows(self, sentences, tokenizer):
@@ -133,9 +133,8 @@ class PairTask:
         self.args = args
         self.labels: dict[str, str] | None = None
 
-    def read(self, path):
-        language = self.args.eval_language if path == self.args.eval else None
-        return pair_cls.read_pairs(path, language)
+    def read(self, path, for_eval: bool = False):
+        return pair_cls.read_pairs(path, self.args.eval_language if for_eval else None)
 
     def train_rows(self, examples, tokenizer):
         self.labels = pair_cls.label_set(examples)
@@ -200,12 +199,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "refused. The project's own saved models never need it")
     p.add_argument("--train", metavar="FILE", help="training file in the task's format (default: the task's bundled "
                    "sample: XQuAD en articles 1-4, WikiANN en, PAWS-X de dev)")
-    p.add_argument("--eval", metavar="FILE", help="evaluation file in the task's format (default: the task's bundled "
-                   "sample: XQuAD de articles 47-48, WikiANN de test, PAWS-X de test)")
+    p.add_argument("--eval", metavar="FILE", nargs="+",
+                   help="evaluation file(s) in the task's format, e.g. XQuAD in 12 languages (.json or .json.gz); "
+                        "with several, metrics.json holds each file's metrics and their mean (default: the task's "
+                        "bundled sample: XQuAD de articles 47-48, WikiANN de test, PAWS-X de test)")
     p.add_argument("--output", metavar="DIR", help="run folder: metrics.json, predictions, final/ "
                    "(default: ./output/finetune_TASK)")
     p.add_argument("--no_progress", action="store_true", help="no progress bar")
-    p.add_argument("--max_steps", type=int, default=None, help="optimiser steps (default: --epochs over the rows)")
+    p.add_argument("--max_steps", type=int, default=None,
+                   help="optimiser steps (default: --epochs over the rows); 0: no training, only evaluate --init "
+                        "(no final/ written)")
     p.add_argument("--epochs", type=float, default=None, help="epochs when --max_steps is not given "
                    "(default, paper Table 5: squad 3, ner 10, pair 10)")
     p.add_argument("--lr", type=float, default=None, help="peak learning rate (default: squad 3e-5, ner 1e-5, pair 5e-5)")
@@ -248,11 +251,48 @@ def resolve(args: argparse.Namespace) -> argparse.Namespace:
     args.eval_batch_size = args.eval_batch_size or 2 * args.batch_size
     args.output = args.output or f"./output/finetune_{args.task}"
     sample_train, sample_eval = sample_paths(args.task)
-    for flag, sample in (("train", sample_train), ("eval", sample_eval)):
+    for flag, sample in (("train", sample_train), ("eval", [sample_eval])):
         if getattr(args, flag) is None:
             setattr(args, flag, sample)
             print(f"training.finetune: --{flag} {sample} (bundled sample)", file=sys.stderr)
+    if isinstance(args.eval, str):  # finetune(Namespace(eval="file")) from Python
+        args.eval = [args.eval]
+    if args.max_steps is not None and args.max_steps < 0:
+        raise ValueError(f"--max_steps {args.max_steps}: must be >= 0")
     return args
+
+
+def eval_labels(paths: list[str]) -> list[str]:
+    """A short, unique name per evaluation file: xquad.de.json.gz -> xquad.de."""
+    names = []
+    for path in paths:
+        name = Path(path).name.removesuffix(".gz")
+        name = name.rsplit(".", 1)[0] if "." in name else name
+        names.append(name if name not in names else f"{name}#{len(names)}")
+    return names
+
+
+def mean_metrics(by_eval: dict[str, dict]) -> dict:
+    """Each numeric metric averaged over the evaluation files (XQuAD's cross-lingual average)."""
+    keys = [k for k, v in next(iter(by_eval.values())).items() if isinstance(v, (int, float))]
+    return {k: sum(m[k] for m in by_eval.values()) / len(by_eval) for k in keys}
+
+
+def evaluate_all(task, eval_sets: dict[str, list], tokenizer, forward) -> tuple[dict, dict, dict]:
+    """(metrics, metrics per file, predictions per file); metrics is the one file's, or the mean over several."""
+    by_eval, predictions = {}, {}
+    for label, examples in eval_sets.items():
+        by_eval[label], predictions[label] = task.evaluate(examples, tokenizer, forward)
+    metrics = next(iter(by_eval.values())) if len(by_eval) == 1 else mean_metrics(by_eval)
+    return metrics, by_eval, predictions
+
+
+def write_predictions(path: Path, predictions) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        if isinstance(predictions, dict):
+            json.dump(predictions, f, indent=2, ensure_ascii=False)
+        else:
+            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in predictions)
 
 
 def finetune(args: argparse.Namespace) -> dict:
@@ -265,7 +305,8 @@ def finetune(args: argparse.Namespace) -> dict:
 
     task = TASKS[args.task](args)
     train_examples = task.read(args.train)[: args.max_train_examples]
-    eval_examples = task.read(args.eval)[: args.max_eval_examples]
+    eval_sets = {label: task.read(path, for_eval=True)[: args.max_eval_examples]
+                 for label, path in zip(eval_labels(args.eval), args.eval)}
     if not train_examples:
         raise ValueError(f"--train {args.train}: no examples")
     quiet_transformers_progress()
@@ -279,7 +320,7 @@ def finetune(args: argparse.Namespace) -> dict:
         return row_logits(model, collator, eval_rows, args.eval_batch_size, device, autocast)
 
     steps_per_epoch = max(1, math.ceil(len(rows) / (args.batch_size * args.grad_accum)))
-    max_steps = args.max_steps or max(1, round(args.epochs * steps_per_epoch))
+    max_steps = args.max_steps if args.max_steps is not None else max(1, round(args.epochs * steps_per_epoch))
     optimizer = torch.optim.AdamW(param_groups(model, args.weight_decay), lr=args.lr, fused=device.type == "cuda")
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(int(args.warmup_ratio * max_steps), max_steps))
     order_rng = random.Random(args.seed)
@@ -324,8 +365,9 @@ def finetune(args: argparse.Namespace) -> dict:
             history.append({"step": step, "loss": step_loss, "lr": scheduler.get_last_lr()[0]})
             say(f"step {step}/{max_steps} loss {step_loss:.4f}")
         if args.eval_every and step % args.eval_every == 0 and step < max_steps:
-            evals.append({"step": step, **task.evaluate(eval_examples, tokenizer, forward)[0]})
-            say(f"step {step} eval {evals[-1]}")
+            metrics, by_eval, _ = evaluate_all(task, eval_sets, tokenizer, forward)
+            evals.append({"step": step, **metrics, **({"by_eval": by_eval} if len(by_eval) > 1 else {})})
+            say(f"step {step} eval {metrics}")
         if progress:
             progress.update(1)
     if progress:
@@ -333,29 +375,38 @@ def finetune(args: argparse.Namespace) -> dict:
     train_seconds = time.perf_counter() - start
 
     start = time.perf_counter()
-    metrics, predictions = task.evaluate(eval_examples, tokenizer, forward)
+    metrics, by_eval, predictions = evaluate_all(task, eval_sets, tokenizer, forward)
     eval_seconds = time.perf_counter() - start
-    evals.append({"step": max_steps, **metrics})
+    evals.append({"step": max_steps, **metrics, **({"by_eval": by_eval} if len(by_eval) > 1 else {})})
     result = {
         "task": args.task, "init": args.init, "train": args.train, "eval": args.eval,
-        "train_examples": len(train_examples), "train_rows": len(rows), "eval_examples": len(eval_examples),
+        "train_examples": len(train_examples), "train_rows": len(rows),
+        "eval_examples": sum(map(len, eval_sets.values())),
         "steps": max_steps, "train_seconds": train_seconds, "eval_seconds": eval_seconds,
-        "metrics": metrics, "evaluations": evals, "losses": history, "collator_counts": dict(counts),
-        "args": vars(args),
+        "metrics": metrics, "metrics_by_eval": by_eval, "evaluations": evals, "losses": history,
+        "collator_counts": dict(counts), "args": vars(args),
     }
     (out / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
-    with open(out / task.predictions_file, "w", encoding="utf-8") as f:
-        if isinstance(predictions, dict):
-            json.dump(predictions, f, indent=2, ensure_ascii=False)
-        else:
-            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in predictions)
-    final = out / "final"
-    model.save_pretrained(final)
-    tokenizer.save_pretrained(final)
-    (final / "finetune_config.json").write_text(json.dumps(vars(args), indent=2))
-    print(f"{args.task}: {json.dumps(metrics)}")
-    print(f"  fine-tuned model: {final}   (--init accepts it)\n  metrics:          {out / 'metrics.json'}\n"
-          f"  predictions:      {out / task.predictions_file}")
+    if len(predictions) == 1:
+        predictions_path = out / task.predictions_file
+        write_predictions(predictions_path, next(iter(predictions.values())))
+    else:  # one file per evaluation set, named by its label
+        predictions_path = out / "predictions"
+        predictions_path.mkdir(exist_ok=True)
+        suffix = Path(task.predictions_file).suffix
+        for label, records in predictions.items():
+            write_predictions(predictions_path / f"{label}{suffix}", records)
+    for label, m in by_eval.items():
+        print(f"{args.task} {label}: {json.dumps(m)}")
+    if len(by_eval) > 1:
+        print(f"{args.task} mean of {len(by_eval)}: {json.dumps(metrics)}")
+    if max_steps:
+        final = out / "final"
+        model.save_pretrained(final)
+        tokenizer.save_pretrained(final)
+        (final / "finetune_config.json").write_text(json.dumps(vars(args), indent=2))
+        print(f"  fine-tuned model: {final}   (--init accepts it)")
+    print(f"  metrics:          {out / 'metrics.json'}\n  predictions:      {predictions_path}")
     return result
 
 

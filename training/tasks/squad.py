@@ -11,6 +11,7 @@ not consulted).
 """
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import string
@@ -31,12 +32,14 @@ class SquadExample:
 
 
 def read_squad(path: str | Path) -> list[SquadExample]:
-    """Every question of a SQuAD v1.1-format file ({"data": [{"paragraphs": [{"context", "qas"}]}]})."""
+    """Every question of a SQuAD v1.1-format file ({"data": [{"paragraphs": [{"context", "qas"}]}]}), gzipped
+    when its name ends in .gz (as XQuAD is distributed)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = Path(path).read_bytes()
+        data = json.loads(gzip.decompress(raw) if str(path).endswith(".gz") else raw)
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: file not found") from None
-    except json.JSONDecodeError as e:
+    except (json.JSONDecodeError, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as e:
         raise ValueError(f"{path}: not JSON ({e}); expected a SQuAD v1.1-format file") from None
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise ValueError(f"{path}: no top-level 'data' list; expected a SQuAD v1.1-format file")
