@@ -22,7 +22,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from corpora import parallel
 from corpora.aligners import SIMALIGN_METHODS, SYMMETRISATIONS
-from corpora.ner_spans import MAX_SPAN_WORDS, ner_pipeline_available
+from corpora.ner_spans import MAX_SPAN_WORDS, NER_CACHE_ENTRIES, ner_pipeline_available
 from corpora.schemas import CLISM_SCHEMA
 from corpora.words import SUPPORTED_LANGS
 from pipelines import common
@@ -81,6 +81,10 @@ class ClismPairsOptions(PipelineOptions):
                             "unaligned words between two of them (default %(default)s)")
         parser.add_argument("--ner_batch_size", type=int, default=512,
                             help="pairs per batch: read, tagged (nlp.pipe) and shuffled together (default %(default)s)")
+        parser.add_argument("--ner_cache_entries", type=int, default=NER_CACHE_ENTRIES,
+                            help="distinct English sentences whose NER a worker keeps (LRU), so that an English "
+                            "line paired with several target languages is tagged once; 0 = tag every line; "
+                            "same output either way (default %(default)s, ~100 MB)")
         parser.add_argument("--align_batch_size", type=int, default=64, help="largest batch given to the neural aligner")
 
 
@@ -94,6 +98,8 @@ def plan(opts) -> tuple[list[parallel.PairSource], str]:
                  "align_batch_size"):
         if getattr(opts, name) < 1:
             raise common.UsageError(f"--{name} must be at least 1, got {getattr(opts, name)}")
+    if opts.ner_cache_entries < 0:
+        raise common.UsageError(f"--ner_cache_entries must be 0 or more, got {opts.ner_cache_entries}")
     if opts.identity_prior < 0:
         raise common.UsageError(f"--identity_prior must be 0 or more, got {opts.identity_prior}")
     if opts.eflomal_prefix_len < 0:

@@ -1,7 +1,8 @@
 """The stages of clism_pairs as DoFns and composite PTransforms; text logic is in `corpora/`.
 
-  PairSource ─► ReadPairs ─► batches of ParallelPair ─► TagEntities (spaCy NER once per worker,
-  nlp.pipe per batch; target words) ─► batches of TaggedPair (spans may be empty)
+  PairSource ─► ReadPairs ─► batches of ParallelPair ─► TagEntities (spaCy NER loaded once per
+  worker, nlp.pipe per batch over the English sentences this worker has not tagged yet; target
+  words) ─► batches of TaggedPair (spans may be empty)
      ├─ fast_align, eflomal: split by key [lang pair, shard] ─► GroupByKey ─► AlignCorpus (one model
      │            per group, trained on every pair of the group, spanless pairs included: more data,
      │            better alignments) ─► ProjectSpans
@@ -21,10 +22,11 @@ from typing import NamedTuple
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
 
 from corpora import parallel
 from corpora.aligners import EflomalAligner, FastAlignAligner, SimAlignAligner, project_span
-from corpora.ner_spans import Span, informative_spans, load_ner_pipeline
+from corpora.ner_spans import NER_CACHE_ENTRIES, CachedNer, Span, informative_spans, load_ner_pipeline
 from corpora.seeding import stable_hash
 from corpora.words import get_tokenizer, stop_words
 from pipelines.common import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
@@ -100,29 +102,30 @@ class ReadPairsFn(TallyingDoFn):
 class TagEntitiesFn(TallyingDoFn):
     """A batch of ParallelPair -> one list of TaggedPair, with the informative English spans.
 
-    The spaCy pipeline loads once per worker (setup) and runs with nlp.pipe over the batch. With
-    `pretokenized`, words are the input's space-separated tokens (the gold sets are tokenised so),
-    and spaCy tags a Doc built from them; otherwise English words are spaCy's tokens and target
-    words come from corpora.words for the target language.
+    The spaCy pipeline loads once per worker (setup) and runs with nlp.pipe over the batch's
+    English sentences not tagged before on this worker (CachedNer: multi-way corpora repeat the
+    English side once per target language). With `pretokenized`, words are the input's
+    space-separated tokens (the gold sets are tokenised so), and spaCy tags a Doc built from them;
+    otherwise English words are spaCy's tokens and target words come from corpora.words for the
+    target language.
     """
 
     def __init__(self, spacy_model: str, pretokenized: bool, max_words: int, max_span_words: int,
-                 labels: frozenset[str] | None):
+                 labels: frozenset[str] | None, cache_entries: int = NER_CACHE_ENTRIES):
         self.spacy_model, self.pretokenized = spacy_model, pretokenized
         self.max_words, self.max_span_words, self.labels = max_words, max_span_words, labels
+        self.cache_entries = cache_entries
 
     def setup(self):
-        self.nlp = load_ner_pipeline(self.spacy_model)
+        self.ner = CachedNer(load_ner_pipeline(self.spacy_model), self.pretokenized, self.cache_entries)
         self.stop_words = stop_words("en")
+        # Best effort, not stats: how often NER ran depends on which worker saw which batch.
+        self.texts_tagged = Metrics.counter("xlu", "ner/texts_tagged")
 
     def process(self, batch):
-        from spacy.tokens import Doc
-
         if self.pretokenized:
-            inputs = [Doc(self.nlp.vocab, words=p.src_text.split()) for p in batch]
             tgt_words = [p.tgt_text.split() for p in batch]
         else:
-            inputs = [p.src_text for p in batch]
             tgt_words = [None] * len(batch)
             by_lang: dict[str, list[int]] = {}
             for k, p in enumerate(batch):
@@ -130,16 +133,18 @@ class TagEntitiesFn(TallyingDoFn):
             for lang, ks in by_lang.items():
                 for k, words in zip(ks, get_tokenizer(lang).tokenize_many([batch[k].tgt_text for k in ks])):
                     tgt_words[k] = words
+        before = self.ner.texts_tagged
+        english = self.ner.tag([p.src_text for p in batch])
+        self.texts_tagged.inc(self.ner.texts_tagged - before)
         tagged, counts = [], collections.Counter()
-        for pair, doc, tgt in zip(batch, self.nlp.pipe(inputs, batch_size=len(batch)), tgt_words):
+        for pair, (src, entities), tgt in zip(batch, english, tgt_words):
+            # src: the English words, NER's own tokens, stored and aligned as they are
             lang = pair_key(pair.tgt_lang)
-            src = [t.text for t in doc]  # the English words: NER's own tokens, stored and aligned as they are
             if len(src) > self.max_words or len(tgt) > self.max_words or not src or not tgt:
                 reason = "too_long" if src and tgt else "empty"
                 counts["words", reason, lang] += 1
                 yield dead_letter(lang, pair.pair_id, "words", reason, f"{pair.src_text} ||| {pair.tgt_text}")
                 continue
-            entities = [(e.start, e.end, e.label_) for e in doc.ents]
             spans, rejected = informative_spans(src, entities, self.stop_words, self.max_span_words, self.labels)
             counts["ner", "entities", lang] += len(entities)
             for reason, n in rejected.items():
@@ -148,7 +153,7 @@ class TagEntitiesFn(TallyingDoFn):
             if not spans:
                 # Dropped from the output but still aligned by fast_align/eflomal: every pair is training data.
                 counts["pairs", "no_span", lang] += 1
-            tagged.append(TaggedPair(pair.pair_id, pair.tgt_lang, tuple(src), tuple(tgt), tuple(spans)))
+            tagged.append(TaggedPair(pair.pair_id, pair.tgt_lang, src, tuple(tgt), tuple(spans)))
         tally_all(self, counts)
         if tagged:
             yield tagged
@@ -276,7 +281,8 @@ class BuildClismPairs(beam.PTransform):
         tagged = (
             pairs
             | "TagEntities" >> beam.ParDo(
-                TagEntitiesFn(o.spacy_model, o.pretokenized, o.max_words, o.max_span_words, labels)
+                TagEntitiesFn(o.spacy_model, o.pretokenized, o.max_words, o.max_span_words, labels,
+                              o.ner_cache_entries)
             ).with_outputs(STATS, DEAD_LETTER, main="pairs")
         )
         if o.aligner in ("fast_align", "eflomal"):

@@ -148,6 +148,7 @@ def test_line_count_mismatch_fails_fast_naming_both_counts(tmp_path):
     (["--pairs", "xx=FILE"], "no word tokenizer for 'xx'"),
     (["--pairs", "de-fr=FILE"], "the key must be"),
     (["--max_gap", "-1"], "--max_gap"),
+    (["--ner_cache_entries", "-1"], "--ner_cache_entries"),
     (["--spacy_model", "no_such_pipeline"], "not installed"),
     (["--aligner", "simalign", "--aligner_model", "/no/such/model"], "--aligner"),
 ])
@@ -184,3 +185,12 @@ def test_batch_size_does_not_change_a_byte(sample_run, tmp_path):
         return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*.parquet"))}
 
     assert outputs(tmp_path) == outputs(out)
+
+
+def test_ner_cache_does_not_change_a_byte(sample_run, tmp_path):
+    """The sample's four language pairs share their 42 English lines: by default each is tagged once
+    (CachedNer); tagging every line again (--ner_cache_entries 0) writes the same files."""
+    out, _ = sample_run
+    run_job(tmp_path, "--ner_cache_entries", "0")
+    assert {str(p.relative_to(tmp_path)): p.read_bytes() for p in sorted(tmp_path.rglob("*.parquet"))} == \
+        {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*.parquet"))}
