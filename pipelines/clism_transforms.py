@@ -12,6 +12,7 @@
 Pairs travel in batches (lists of up to --ner_batch_size pairs) from the reader to the aligner:
 every element costs Beam a few Python calls at every step and a pickle at every shuffle, which
 for one short sentence pair is as much as its tokenisation (measured: see docs/clism_pairs.md).
+Inside a batch a pair is a plain tuple (see `tagged_to_wire`), which Beam's coder encodes in C.
 """
 from __future__ import annotations
 
@@ -42,6 +43,20 @@ class TaggedPair(NamedTuple):
     spans: tuple  # of Span, English side, inclusive word offsets
 
 
+# Beam's default coder encodes tuples, lists, str and int in C but pickles any other object one by
+# one (a NamedTuple: a Python __reduce__ call and a class lookup each), and DirectRunner encodes an
+# element several times (size estimates): a batch of 512 ParallelPair took 3.5 ms to encode and
+# decode, as plain tuples 0.25 ms (TaggedPair with its spans 7.9 ms and 1.4 ms). So pairs cross
+# stage boundaries as plain tuples and are named again inside the DoFn that reads them.
+
+def tagged_to_wire(pair: TaggedPair) -> tuple:
+    return (pair.pair_id, pair.tgt_lang, pair.src_words, pair.tgt_words, tuple(tuple(s) for s in pair.spans))
+
+
+def tagged_from_wire(t: tuple) -> TaggedPair:
+    return TaggedPair(t[0], t[1], t[2], t[3], tuple(Span._make(s) for s in t[4]))
+
+
 def pair_key(tgt_lang: str) -> str:
     """The stats `lang` column of this job is the language pair."""
     return f"en-{tgt_lang}"
@@ -55,7 +70,8 @@ def _lines(f):
 
 
 class ReadPairsFn(TallyingDoFn):
-    """One PairSource -> lists of up to `batch_size` ParallelPair; bad lines are counted and dead-lettered.
+    """One PairSource -> lists of up to `batch_size` ParallelPair (as plain tuples); bad lines are
+    counted and dead-lettered.
 
     A file is read by one worker from start to end (text lines cannot be split without a scan);
     the Reshuffle after this step spreads the batches over workers for NER and alignment. A batch
@@ -83,7 +99,7 @@ class ReadPairsFn(TallyingDoFn):
                     counts[record.reason] += 1
                     yield dead_letter(",".join(source.paths), record.pair_id, "read", record.reason, record.excerpt)
                 else:
-                    batch.append(record)
+                    batch.append(tuple(record))
                     if len(batch) == self.batch_size:
                         yield batch
                         batch = []
@@ -100,7 +116,8 @@ class ReadPairsFn(TallyingDoFn):
 
 
 class TagEntitiesFn(TallyingDoFn):
-    """A batch of ParallelPair -> one list of TaggedPair, with the informative English spans.
+    """A batch of ParallelPair -> one list of TaggedPair (both as plain tuples), with the informative
+    English spans.
 
     The spaCy pipeline loads once per worker (setup) and runs with nlp.pipe over the batch's
     English sentences not tagged before on this worker (CachedNer: multi-way corpora repeat the
@@ -123,6 +140,7 @@ class TagEntitiesFn(TallyingDoFn):
         self.texts_tagged = Metrics.counter("xlu", "ner/texts_tagged")
 
     def process(self, batch):
+        batch = [parallel.ParallelPair._make(t) for t in batch]
         if self.pretokenized:
             tgt_words = [p.tgt_text.split() for p in batch]
         else:
@@ -153,7 +171,7 @@ class TagEntitiesFn(TallyingDoFn):
             if not spans:
                 # Dropped from the output but still aligned by fast_align/eflomal: every pair is training data.
                 counts["pairs", "no_span", lang] += 1
-            tagged.append(TaggedPair(pair.pair_id, pair.tgt_lang, src, tuple(tgt), tuple(spans)))
+            tagged.append(tagged_to_wire(TaggedPair(pair.pair_id, pair.tgt_lang, src, tuple(tgt), tuple(spans))))
         tally_all(self, counts)
         if tagged:
             yield tagged
@@ -224,7 +242,7 @@ class AlignCorpusFn(_ProjectingDoFn):
         # Beam gives the group in any order. fast_align's EM sums its counts in input order, so
         # a fixed order is what makes its output the same bytes on every run and worker layout;
         # for eflomal it makes reruns as alike as its unseeded sampler allows.
-        pairs = sorted((p for batch in batches for p in batch), key=lambda p: p.pair_id)
+        pairs = sorted((tagged_from_wire(t) for batch in batches for t in batch), key=lambda p: p.pair_id)
         PROGRESS.info("%s: aligning %d pairs of en-%s (shard %d)", self.aligner, len(pairs), tgt_lang, shard)
         if self.aligner == "fast_align":
             aligner = FastAlignAligner(self.symmetrisation, identity_prior=self.identity_prior,
@@ -251,6 +269,7 @@ class AlignBatchFn(_ProjectingDoFn):
         self.aligner = SimAlignAligner(self.model, self.method, self.layer)
 
     def process(self, batch):
+        batch = [tagged_from_wire(t) for t in batch]
         alignments = self.aligner.align([(p.src_words, p.tgt_words) for p in batch])
         counts = collections.Counter()
         for pair, alignment in zip(batch, alignments):
@@ -259,12 +278,13 @@ class AlignBatchFn(_ProjectingDoFn):
         tally_all(self, counts)
 
 
-def split_by_lang_pair_shard(batch: list[TaggedPair], seed: int, shards: int):
-    """One batch of tagged pairs -> ((tgt_lang, shard), the batch's pairs with that key) elements,
-    so that the GroupByKey before alignment moves lists, not single pairs."""
-    groups: dict[tuple[str, int], list[TaggedPair]] = {}
-    for p in batch:
-        groups.setdefault((p.tgt_lang, stable_hash(seed, p.pair_id) % shards), []).append(p)
+def split_by_lang_pair_shard(batch: list[tuple], seed: int, shards: int):
+    """One batch of tagged pairs (as tagged_to_wire) -> ((tgt_lang, shard), the batch's pairs with
+    that key) elements, so that the GroupByKey before alignment moves lists, not single pairs."""
+    groups: dict[tuple[str, int], list[tuple]] = {}
+    for t in batch:
+        pair_id, tgt_lang = t[0], t[1]
+        groups.setdefault((tgt_lang, stable_hash(seed, pair_id) % shards), []).append(t)
     return sorted(groups.items())
 
 
@@ -299,7 +319,7 @@ class BuildClismPairs(beam.PTransform):
         else:
             aligned = (
                 tagged.pairs
-                | "HasSpans" >> beam.FlatMap(lambda batch: [p for p in batch if p.spans])
+                | "HasSpans" >> beam.FlatMap(lambda batch: [t for t in batch if tagged_from_wire(t).spans])
                 | "BatchForAligner" >> beam.BatchElements(min_batch_size=4, max_batch_size=o.align_batch_size)
                 | "AlignBatches" >> beam.ParDo(
                     AlignBatchFn(o.max_gap, o.aligner_model, o.aligner_method, o.aligner_layer)
