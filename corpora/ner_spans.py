@@ -12,8 +12,8 @@ Offsets are word indices into the source words, both inclusive, like the clism s
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple
 
 from corpora.words import is_word_like
 
@@ -97,6 +97,7 @@ def load_ner_pipeline(name: str):
 class TaggedText(NamedTuple):
     words: tuple[str, ...]  # the NER Doc's tokens
     entities: tuple[tuple[int, int, str], ...]  # (start, end_exclusive, label), as doc.ents
+    derived: Any = None  # CachedNer's `derive(words, entities)`, e.g. the informative spans
 
 
 # ~2 KB an entry for NTREX's 24-word sentences (the words as Python strings dominate): ~100 MB a worker.
@@ -111,16 +112,18 @@ class CachedNer:
     same batch or an earlier one on this worker) reuses its words and entities, and only the others
     go through `nlp.pipe`, in order of first occurrence. The cache is a bounded LRU so a worker's
     memory stays flat on any input; `max_entries=0` tags every text. With `pretokenized`, a text is
-    the space-separated words of a Doc spaCy tags as given.
+    the space-separated words of a Doc spaCy tags as given. `derive(words, entities)`, a pure
+    function, is cached with them (the job's informative spans: also once per distinct text).
     """
 
-    def __init__(self, nlp, pretokenized: bool = False, max_entries: int = NER_CACHE_ENTRIES):
-        self.nlp, self.pretokenized, self.max_entries = nlp, pretokenized, max_entries
+    def __init__(self, nlp, pretokenized: bool = False, max_entries: int = NER_CACHE_ENTRIES,
+                 derive: Callable[[tuple[str, ...], tuple[tuple[int, int, str], ...]], Any] | None = None):
+        self.nlp, self.pretokenized, self.max_entries, self.derive = nlp, pretokenized, max_entries, derive
         self.cache: collections.OrderedDict[str, TaggedText] = collections.OrderedDict()
         self.texts_tagged = 0  # texts given to nlp.pipe, for stats and tests
 
     def tag(self, texts: Sequence[str]) -> list[TaggedText]:
-        found: dict[str, TaggedText] = {}
+        found: dict[str, TaggedText | None] = {}
         missing: list[str] = []
         for text in texts:
             if text in found:
@@ -141,8 +144,9 @@ class CachedNer:
                 inputs = missing
             self.texts_tagged += len(missing)
             for text, doc in zip(missing, self.nlp.pipe(inputs, batch_size=len(missing))):
-                found[text] = tagged = TaggedText(tuple(t.text for t in doc),
-                                                  tuple((e.start, e.end, e.label_) for e in doc.ents))
+                words, entities = tuple(t.text for t in doc), tuple((e.start, e.end, e.label_) for e in doc.ents)
+                derived = self.derive(words, entities) if self.derive else None
+                found[text] = tagged = TaggedText(words, entities, derived)
                 if self.max_entries:
                     self.cache[text] = tagged
             while len(self.cache) > self.max_entries:

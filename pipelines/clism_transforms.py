@@ -134,10 +134,14 @@ class TagEntitiesFn(TallyingDoFn):
         self.cache_entries = cache_entries
 
     def setup(self):
-        self.ner = CachedNer(load_ner_pipeline(self.spacy_model), self.pretokenized, self.cache_entries)
         self.stop_words = stop_words("en")
+        self.ner = CachedNer(load_ner_pipeline(self.spacy_model), self.pretokenized, self.cache_entries,
+                             derive=self.informative_spans)
         # Best effort, not stats: how often NER ran depends on which worker saw which batch.
         self.texts_tagged = Metrics.counter("xlu", "ner/texts_tagged")
+
+    def informative_spans(self, words, entities):
+        return informative_spans(words, entities, self.stop_words, self.max_span_words, self.labels)
 
     def process(self, batch):
         batch = [parallel.ParallelPair._make(t) for t in batch]
@@ -155,7 +159,7 @@ class TagEntitiesFn(TallyingDoFn):
         english = self.ner.tag([p.src_text for p in batch])
         self.texts_tagged.inc(self.ner.texts_tagged - before)
         tagged, counts = [], collections.Counter()
-        for pair, (src, entities), tgt in zip(batch, english, tgt_words):
+        for pair, (src, entities, (spans, rejected)), tgt in zip(batch, english, tgt_words):
             # src: the English words, NER's own tokens, stored and aligned as they are
             lang = pair_key(pair.tgt_lang)
             if len(src) > self.max_words or len(tgt) > self.max_words or not src or not tgt:
@@ -163,7 +167,6 @@ class TagEntitiesFn(TallyingDoFn):
                 counts["words", reason, lang] += 1
                 yield dead_letter(lang, pair.pair_id, "words", reason, f"{pair.src_text} ||| {pair.tgt_text}")
                 continue
-            spans, rejected = informative_spans(src, entities, self.stop_words, self.max_span_words, self.labels)
             counts["ner", "entities", lang] += len(entities)
             for reason, n in rejected.items():
                 counts["span", reason, lang] += n
@@ -284,7 +287,8 @@ def split_by_lang_pair_shard(batch: list[tuple], seed: int, shards: int):
     groups: dict[tuple[str, int], list[tuple]] = {}
     for t in batch:
         pair_id, tgt_lang = t[0], t[1]
-        groups.setdefault((tgt_lang, stable_hash(seed, pair_id) % shards), []).append(t)
+        shard = stable_hash(seed, pair_id) % shards if shards > 1 else 0
+        groups.setdefault((tgt_lang, shard), []).append(t)
     return sorted(groups.items())
 
 

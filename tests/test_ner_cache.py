@@ -52,10 +52,12 @@ def test_repeated_lines_are_tagged_once_with_the_same_words_and_entities(nlp):
     expected = uncached(nlp, texts)
     assert sum(1 for t in expected if t.entities) > 30  # real entities to compare, not empty tuples
     SEEN.clear()
-    ner = CachedNer(nlp)
+    derived = []
+    ner = CachedNer(nlp, derive=lambda words, entities: derived.append(words) or len(entities))
     got = [tagged for batch in batches(texts, 50) for tagged in ner.tag(batch)]
-    assert got == expected
+    assert got == [t._replace(derived=len(t.entities)) for t in expected]
     assert SEEN == collections.Counter(set(ENGLISH)) and ner.texts_tagged == len(set(ENGLISH))
+    assert len(derived) == len(set(ENGLISH))  # derive() too runs once per distinct text
 
 
 def test_a_small_cache_evicts_and_tags_again_and_zero_tags_everything(nlp):
