@@ -1,0 +1,67 @@
+"""The marker characters the wikitext passes leave in the text, and the repair at a cut.
+
+Markers are control characters that cannot occur in a dump (XML 1.0 forbids them; they are deleted
+from the input anyway), so every pass of corpora/wikitext.py can edit the text freely without
+tracking offsets: an anchor's offsets are fixed only once the final text exists.
+"""
+from __future__ import annotations
+
+# See the module docstring. \x03 stands for a space inside link text that must survive collapsing.
+ANCHOR_OPEN, ANCHOR_INDEX_END, ANCHOR_CLOSE = "\x01", "\x1f", "\x02"
+KEPT_SPACE, BOLD_OPEN, BOLD_CLOSE, NOWIKI_EDGE, HEADING = "\x03", "\x04", "\x05", "\x06", "\x07"
+MARKER_CHARS = "\x01\x02\x03\x04\x05\x06\x07\x1f"
+
+# <nowiki> content: markup characters moved to Supplementary Private Use Area-A so no pass sees them,
+# moved back at the very end (one character for one, so offsets are unaffected).
+_NOWIKI_CHARS = "[]{}<>'|=*#:;_~-!"
+NOWIKI_PROTECT = {ord(c): 0xF0000 + ord(c) for c in _NOWIKI_CHARS}
+NOWIKI_RESTORE = {0xF0000 + ord(c): ord(c) for c in _NOWIKI_CHARS}
+
+NOWIKI_PIPE = chr(0xF0000 + ord("|"))
+
+
+def without_marker_characters(text: str) -> str:
+    """Delete the control characters used as markers (and "\\r"). A dump cannot hold them (XML 1.0),
+    so this is a few fast `in` tests."""
+    for char in MARKER_CHARS + "\r":
+        if char in text:
+            text = text.replace(char, "")
+    return text
+
+
+def append_after_cut(pieces: list[str], piece: str) -> None:
+    """Append the text that follows removed markup, repairing what the removal left behind: a doubled
+    space ("a {{x}} b"), a space before punctuation ("a {{citation needed}}."), and parentheses
+    emptied of their content ("Paris ({{IPA|..}}) is", "Paris ({{lang|fr|Paris}}, born ...").
+
+    Done at the cuts rather than by regexes over the whole text, which would also touch text the
+    author wrote that way and cost a full scan each."""
+    if not piece:
+        return
+    if pieces and pieces[-1][-1:] == "'" and piece[0] == "'":
+        # "''{{transl|ar|..}}''" is two italic toggles around a template; joined, the quotes would
+        # read as one run of four (apostrophe + bold) and shift every bold run after it.
+        piece = NOWIKI_EDGE + piece
+    if pieces:
+        prev = pieces[-1]
+        last = prev[-1:]
+        first = piece[0]
+        if last == " ":
+            if first == " ":
+                piece = piece.lstrip(" ")
+                first = piece[:1]
+            if first in (",", ".", ")") and piece[:2] != "..":
+                prev = prev.rstrip(" ")
+                last = prev[-1:]
+        elif last == ";" and first in (",", ".", ")") and prev.endswith("&nbsp;"):  # "3500&nbsp;{{sc|bc}}."
+            prev = prev[:-6].rstrip(" ")
+            last = prev[-1:]
+        if last == "(":
+            if first in (" ", ",", ";"):
+                piece = piece.lstrip(" ,;")
+                first = piece[:1]
+            if first == ")":
+                prev = prev[:-1].rstrip(" ")
+                piece = piece[1:]
+        pieces[-1] = prev
+    pieces.append(piece)
