@@ -5,6 +5,7 @@ Every rule is checked on the output files, not only on the functions that enforc
 from __future__ import annotations
 
 import collections
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -194,3 +195,20 @@ def test_ner_cache_does_not_change_a_byte(sample_run, tmp_path):
     run_job(tmp_path, "--ner_cache_entries", "0")
     assert {str(p.relative_to(tmp_path)): p.read_bytes() for p in sorted(tmp_path.rglob("*.parquet"))} == \
         {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*.parquet"))}
+
+
+def test_ner_setup_does_not_import_torch():
+    """spaCy is imported without torch (corpora.words._import_spacy) only if nothing imported it
+    before: TagEntitiesFn.setup must load the NER pipeline before anything else touches spaCy."""
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch not installed: nothing to keep out")
+    script = ("import sys\nfrom pipelines.clism_transforms import TagEntitiesFn\n"
+              "TagEntitiesFn('en_core_web_sm', False, 100, 10, None).setup()\n"
+              "print('torch' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "False"
