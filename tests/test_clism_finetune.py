@@ -16,9 +16,9 @@ pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
 
 from training import finetune_clism
-from training.collate_clism import QUE_TOKEN, add_que_token
+from training.data.clism import QUE_TOKEN, add_que_token
 from training.finetune_clism import QACollator, best_span
-from training.models.clism import CONFIGS, SPEC
+from training.recipes.clism import CONFIGS, SPEC
 from training.tasks import squad
 from training.tasks.words import split_words
 from training.tokenizer import train_tiny_tokenizer

@@ -1,4 +1,4 @@
-"""CLISM + CACR + MLM (training/models/clism.py, training/collate_clism.py) on real clism_pairs rows:
+"""CLISM + CACR + MLM (training/models/clism.py, training/data/clism.py, training/recipes/clism.py) on real clism_pairs rows:
 the collated [QUE] questions and answers against the words, MLM never on answers, CACR against a
 hand-computed value, each loss term falling on a tiny model, save/reload, and `training.run` end to end."""
 from __future__ import annotations
@@ -20,10 +20,10 @@ pytest.importorskip("sentencepiece")
 
 from corpora.ner_spans import ner_pipeline_available
 from training import run
-from training.collate_clism import IGNORE, QUE_TOKEN, CLISMCollator, add_que_token
 from training.data import list_shards
-from training.models.clism import (CONFIGS, SPEC, CLISMForPreTraining, cacr_loss, clism_loss, contrastive_loss,
-                                   masked_mean)
+from training.data.clism import IGNORE, QUE_TOKEN, CLISMCollator, add_que_token
+from training.models.clism import CLISMForPreTraining, cacr_loss, clism_loss, contrastive_loss, masked_mean
+from training.recipes.clism import CONFIGS, SPEC
 from training.tokenizer import train_tiny_tokenizer
 
 pytestmark = pytest.mark.skipif(not ner_pipeline_available("en_core_web_sm"), reason="en_core_web_sm not installed")
@@ -316,7 +316,7 @@ def test_init_from_an_xlmr_checkpoint_loads_encoder_and_lm_head_and_adds_que(row
     from transformers import AutoTokenizer
     tok = add_que_token(AutoTokenizer.from_pretrained(tmp_path / "xlmr"))
     cfg = CONFIGS["tiny"].replace(init=str(tmp_path / "xlmr"))
-    model = SPEC.build_pretrained(cfg, cfg.init, tok)
+    model = SPEC.build_pretrained(cfg, tok, cfg.init)
     emb = model.roberta.embeddings.word_embeddings.weight
     assert emb.shape[0] == len(plain) + 1 == len(tok)
     assert torch.equal(emb[: len(plain)], xlmr.roberta.embeddings.word_embeddings.weight)

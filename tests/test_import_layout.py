@@ -79,3 +79,48 @@ def test_training_never_imports_beam_or_the_jobs():
         if name.startswith("training"):
             imported = module_level_imports(name, path)
             assert not any(i.startswith(("apache_beam", "pipelines")) for i in imported), (name, imported)
+
+
+def test_every_model_has_its_model_data_and_recipe_module():
+    """docs/training.md, "Adding a model": the same three files for every model."""
+    from training.registry import MODEL_NAMES
+
+    files = module_files()
+    for name in MODEL_NAMES:
+        for kind in ("models", "data", "recipes"):
+            assert f"training.{kind}.{name}" in files, f"training/{kind}/{name}.py missing"
+        assert "SPEC" in (REPO / "training" / "recipes" / f"{name}.py").read_text(encoding="utf-8")
+
+
+def test_model_files_import_nothing_of_the_training_plumbing():
+    """A model file is pure modeling, safe to save beside weights (XY-LENT's is, as remote code): at
+    module level it imports only torch, transformers and its sibling blocks."""
+    files = module_files()
+    for name, path in files.items():
+        if name.startswith("training.models."):
+            ours = {i for i in module_level_imports(name, path) if i.split(".")[0] in PACKAGES}
+            assert all(i.startswith("training.models") for i in ours), (name, ours)
+
+
+def test_training_modules_import_in_isolation():
+    """Each training module imported first, in a fresh interpreter's view of the project's packages: an
+    import cycle through a lazy import or a missing import shows here, whatever order tests import in."""
+    import subprocess
+    import sys
+
+    names = sorted(n for n in module_files() if n.startswith("training"))
+    script = (
+        "import importlib, sys\n"
+        "failed = []\n"
+        f"for name in {names!r}:\n"
+        "    for loaded in [m for m in sys.modules if m.split('.')[0] in ('training', 'corpora', 'pipelines')]:\n"
+        "        del sys.modules[loaded]\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except Exception as e:\n"
+        "        failed.append(f'{name}: {type(e).__name__}: {e}')\n"
+        "print('\\n'.join(failed))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == ""

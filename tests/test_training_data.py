@@ -18,7 +18,7 @@ pytest.importorskip("sentencepiece")
 
 from corpora.schemas import SchemaMismatch
 from pipelines import wiki_mrc
-from training.collate_mpmr import MPMRCollator
+from training.data.mpmr import MPMRCollator
 from training.data import ParquetBatches, check_shards, list_shards, make_loader
 from training.tokenizer import train_tiny_tokenizer
 

@@ -25,10 +25,10 @@ pytest.importorskip("sentencepiece")
 
 from pipelines import wiki_mrc
 from training import evaluation, run
-from training.config import CONFIGS
 from training.data import list_shards
 from training.evaluation import OVERALL, Tally, roc_auc, tally_mpmr, tally_rtd, word_span_f1
 from training.models.mpmr import MPMRForWAE
+from training.recipes.mpmr import CONFIGS
 from training.registry import get_spec
 from training.tokenizer import load_tokenizer
 

@@ -96,14 +96,14 @@ def test_init_from_an_xlmr_checkpoint_loads_the_encoder(tmp_path):
     from transformers import XLMRobertaForMaskedLM
 
     from training.registry import get_spec
-    from training.config import CONFIGS
+    from training.recipes.mpmr import CONFIGS
 
     torch.manual_seed(0)
     config = XLMRobertaConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                               intermediate_size=64, max_position_embeddings=66, pad_token_id=1)
     XLMRobertaForMaskedLM(config).save_pretrained(tmp_path)
     lm = XLMRobertaForMaskedLM.from_pretrained(tmp_path)
-    model = get_spec("mpmr").build_pretrained(CONFIGS["tiny"].replace(extractor_hidden_size=40), str(tmp_path), None)
+    model = get_spec("mpmr").build_pretrained(CONFIGS["tiny"].replace(extractor_hidden_size=40), None, str(tmp_path))
     assert model.config.extractor_hidden_size == 40
     assert model.extractor.ffn[0].out_features == 40
     for name, tensor in lm.roberta.state_dict().items():

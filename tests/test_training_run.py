@@ -21,7 +21,7 @@ pytest.importorskip("sentencepiece")
 from pipelines import wiki_mrc
 from training import run
 from training.registry import get_spec
-from training.collate_mpmr import MPMRCollator
+from training.data.mpmr import MPMRCollator
 from training.data import list_shards
 from training.models.mpmr import MPMRForWAE, best_spans
 

@@ -1,4 +1,4 @@
-"""XY-LENT (training/models/xylent.py, training/data_xylent.py) on real shards: the bundled sample run
+"""XY-LENT (training/models/xylent.py, training/data/xylent.py, training/recipes/xylent.py) on real shards: the bundled sample run
 through `pipelines.vocap` and `pipelines.xy_corpus`, then the tiny config on the CPU."""
 from __future__ import annotations
 
@@ -18,10 +18,12 @@ pytest.importorskip("transformers")
 pytest.importorskip("sentencepiece")
 
 from corpora.vocap import BOS_ID, EOS_ID, MASK_ID, PAD_ID
-from training import data_xylent, run
+from training import run
+from training.data import xylent as data_xylent
 from training.models import xylent
 from training.models.xylent import (XYLentConfig, XYLentForPreTraining, choose_masked, chi2_best_response,
                                     rtd_inputs)
+from training.recipes import xylent as recipe
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -56,17 +58,17 @@ def xy_once(vocab, tmp_path_factory):
 
 
 def tiny_cfg(**changes):
-    return data_xylent.CONFIGS["tiny"].replace(**changes)
+    return recipe.CONFIGS["tiny"].replace(**changes)
 
 
 def stream(data, cfg=None, start_batch=0):
-    return data_xylent.make_dataset(None, str(data), cfg or tiny_cfg(), None, 0, 1, start_batch)
+    return recipe.make_dataset(None, cfg or tiny_cfg(), str(data), None, 0, 1, start_batch)
 
 
 def tiny_model(data, **changes):
-    tokenizer = data_xylent.make_tokenizer(tiny_cfg(), str(data), None)
+    tokenizer = recipe.make_tokenizer(None, tiny_cfg(), str(data))
     torch.manual_seed(0)
-    model = XYLentForPreTraining(data_xylent.model_config(tiny_cfg(**changes), tokenizer))
+    model = XYLentForPreTraining(recipe.model_config(tiny_cfg(**changes), tokenizer))
     return model, tokenizer
 
 
@@ -192,16 +194,16 @@ def test_missing_data_is_one_clear_error(tmp_path, xy_data):
     import shutil
 
     with pytest.raises(FileNotFoundError, match="folder not found"):
-        data_xylent.check_data(None, str(tmp_path / "nowhere"))
+        data_xylent.check_folder(str(tmp_path / "nowhere"))
     shutil.copytree(xy_data / "data" / "mrtd", tmp_path / "data" / "mrtd")
     with pytest.raises(FileNotFoundError, match=r"no trtd shards .*pipelines.xy_corpus"):
-        data_xylent.check_data(None, str(tmp_path))
+        data_xylent.check_folder(str(tmp_path))
     shutil.copytree(xy_data / "data" / "trtd", tmp_path / "data" / "trtd")
     with pytest.raises(FileNotFoundError, match="pair_probs.parquet not found"):
-        data_xylent.check_data(None, str(tmp_path / "data"))  # the data/ folder itself is accepted too
+        data_xylent.check_folder(str(tmp_path / "data"))  # the data/ folder itself is accepted too
     shutil.copy(xy_data / "pair_probs.parquet", tmp_path)
     shutil.copy(xy_data / "spm.model", tmp_path)
-    assert data_xylent.check_data(None, str(tmp_path)) == data_xylent.check_data(None, str(xy_data))
+    assert data_xylent.check_folder(str(tmp_path)) == data_xylent.check_folder(str(xy_data))
 
 
 # ---- the ELECTRA step ----
@@ -411,7 +413,7 @@ def test_help_lists_every_xylent_flag(capsys):
         run.parse_args(["--model", "xylent", "--help"])
     assert exit_info.value.code == 0
     text = capsys.readouterr().out
-    for flag in data_xylent.EXTRA_FLAGS:
+    for flag in recipe.EXTRA_FLAGS:
         assert f"--{flag}" in text, flag
     with pytest.raises(SystemExit):  # a typo in --dro is one argparse line, not a silent False
         run.parse_args(["--model", "xylent", "--data", "x", "--dro", "yes please"])

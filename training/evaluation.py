@@ -318,7 +318,7 @@ class XYLentEvaluator:
         self.cfg = cfg
 
     def prepare(self, rows: list[dict], index: int) -> tuple[dict, list[str]]:
-        from training.data_xylent import collate, pair_key
+        from training.data.xylent import collate, pair_key
 
         batch = collate(rows, max_len=self.cfg.max_seq_len)
         groups = [r["lang"] if "lang" in r else pair_key(r["src_lang"], r["tgt_lang"]) for r in rows]

@@ -34,7 +34,7 @@ from pathlib import Path
 import torch
 
 from corpora.cli_flags import CommandParser
-from training.collate_mpmr import MPMRCollator
+from training.data.mpmr import MPMRCollator
 from training.models.mpmr import wae_loss
 from training.run import NonFiniteError, lr_lambda, param_groups
 from training.tasks import conll, pair_cls, squad

@@ -51,8 +51,8 @@ import torch
 from transformers import AutoTokenizer, XLMRobertaConfig
 
 from corpora.cli_flags import CommandParser
-from training.collate_clism import QUE_TOKEN, add_que_token
-from training.models.clism import CLISMForQuestionAnswering, with_que_embedding
+from training.data.clism import QUE_TOKEN, add_que_token, with_que_embedding
+from training.models.clism import CLISMForQuestionAnswering
 from training.remote_code import from_pretrained
 from training.run import NonFiniteError, lr_lambda, param_groups
 from training.tasks import squad

@@ -34,8 +34,7 @@ from training.config import TrainConfig
 from training.data import DataError, make_loader
 from training.evaluation import EvalDataError
 from training.run_folder import RunFolderError
-from training.registry import (MODEL_NAMES, ModelSpec, default_check_data, default_dataset, default_save_final,
-                               default_tokenizer, get_spec)
+from training.registry import MODEL_NAMES, ModelSpec, get_spec
 from training.remote_code import RemoteCodeRefused
 from training.tokenizer import load_tokenizer
 
@@ -235,7 +234,7 @@ def train(args: argparse.Namespace) -> dict:
     # Read-only checks on every rank, before rank 0 writes anything: runs never mix (issue 18).
     run_folder.check_output(out, args.model, args.config, cfg.to_dict(), args.resume, args.overwrite)
     run_folder.check_data_is_for(args.model, args.data)
-    total_rows = (spec.check_data or default_check_data)(spec, args.data)
+    total_rows = spec.check_data(spec, cfg, args.data)
     subfolders = getattr(evaluation.EVALUATORS[args.model], "subfolders", ("",))
     eval_files = evaluation.find_eval_files(args.data, args.eval_data, subfolders) if cfg.eval_every > 0 else None
     select_by = args.select_by or evaluation.EVALUATORS[args.model].default_select
@@ -273,9 +272,7 @@ def train(args: argparse.Namespace) -> dict:
     tok_dir = out / "tokenizer"
     if not (tok_dir / "tokenizer_config.json").exists():
         if is_main:
-            tokenizer = (spec.make_tokenizer or default_tokenizer)(cfg, args.data, spec)
-            if spec.prepare_tokenizer:
-                tokenizer = spec.prepare_tokenizer(tokenizer)
+            tokenizer = spec.prepare_tokenizer(spec.make_tokenizer(spec, cfg, args.data))
             tokenizer.save_pretrained(tok_dir)
         if world > 1:
             dist.barrier()
@@ -287,7 +284,7 @@ def train(args: argparse.Namespace) -> dict:
         model = spec.from_config(state["model_config"])
         model.load_state_dict(state["model"])
     elif cfg.init:
-        model = spec.build_pretrained(cfg, cfg.init, tokenizer)
+        model = spec.build_pretrained(cfg, tokenizer, cfg.init)
     else:
         model = spec.build_random(cfg, tokenizer)
     model.to(device)
@@ -325,9 +322,8 @@ def train(args: argparse.Namespace) -> dict:
         print(f"no held-out evaluation: --data {args.data} has no test-*.parquet split; pass --eval_data DIR "
               "(or make the data with wiki_mrc --test_entities N)", file=sys.stderr)
 
-    dataset = (spec.make_dataset or default_dataset)(spec, args.data, cfg, tokenizer, rank, world, batches)
-    if spec.after_step:
-        spec.after_step(raw_model, dataset, step, max_steps)
+    dataset = spec.make_dataset(spec, cfg, args.data, tokenizer, rank, world, batches)
+    spec.after_step(raw_model, dataset, step, max_steps)
     batch_iter = iter(make_loader(dataset, cfg.num_workers))
 
     autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext())
@@ -370,7 +366,7 @@ def train(args: argparse.Namespace) -> dict:
         tmp, best = out / "best.tmp", out / "best"
         if tmp.exists():
             shutil.rmtree(tmp)
-        (spec.save_final or default_save_final)(model, tokenizer, tmp)
+        spec.save_final(model, tokenizer, tmp)
         (tmp / "train_config.json").write_text((out / "train_config.json").read_text())
         (tmp / "selection.json").write_text(json.dumps({**selection.best, "rule": selection.rule()}, indent=2) + "\n")
         if best.exists():
@@ -443,8 +439,7 @@ def train(args: argparse.Namespace) -> dict:
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
         step += 1
-        if spec.after_step:
-            spec.after_step(raw_model, dataset, step, max_steps)
+        spec.after_step(raw_model, dataset, step, max_steps)
         losses.append(loss_value)
         log_steps += 1
         evaluated = {}
@@ -496,7 +491,7 @@ def train(args: argparse.Namespace) -> dict:
     if is_main:
         check_finite("final model", step, model=dict(raw_model.named_parameters()))
         final = out / "final"
-        (spec.save_final or default_save_final)(raw_model, tokenizer, final)
+        spec.save_final(raw_model, tokenizer, final)
         (final / "train_config.json").write_text((out / "train_config.json").read_text())
         metrics_file.close()
         print("\n".join(run_folder.result_lines(out, args.model, step, selection.best if selection else None,

@@ -79,7 +79,8 @@ def describe_run(out: Path) -> str | None:
 
 def config_differences(out: Path, config: dict) -> list[str]:
     """The fields of this run's resolved config that differ from those the folder's run was made with
-    (ignoring the ones a resume may change)."""
+    (ignoring the ones a resume may change, and fields one of the two configs does not have: a field
+    added or dropped since, e.g. mPMR's, which left the shared config for mPMR's recipe in issue 15)."""
     path = out / "train_config.json"
     if not path.exists():
         return []
@@ -89,7 +90,7 @@ def config_differences(out: Path, config: dict) -> list[str]:
         return []
     mine = json.loads(json.dumps(config))  # tuples become lists, as in the saved file
     return [f"{key} {saved.get(key)!r} -> {mine.get(key)!r}" for key in sorted(set(saved) | set(mine))
-            if key not in RESUMABLE_CHANGES | {"world_size"} and key in saved and saved.get(key) != mine.get(key)]
+            if key not in RESUMABLE_CHANGES | {"world_size"} and key in saved and key in mine and saved[key] != mine[key]]
 
 
 def check_output(out: Path, model: str, config_name: str, config: dict, resume: bool, overwrite: bool) -> None:

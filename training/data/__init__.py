@@ -1,4 +1,7 @@
-"""Streaming the wiki_mrc Parquet shards (DESIGN.md §1: pyarrow dataset, sharded by rank and worker).
+"""Streaming a data job's Parquet shards (DESIGN.md §1: pyarrow dataset, sharded by rank and worker).
+
+Shared by every model; each model's own rows -> tensors step is in this package beside it
+(training/data/<name>.py).
 
 The stream is a pure function of (files, seed, epoch, slot): every epoch the row groups are put in a
 seeded order, each (DDP rank, DataLoader worker) "slot" takes its share, and a seeded shuffle buffer
@@ -269,6 +272,15 @@ class ParquetBatches(IterableDataset):
         # batches this worker made len(range(worker, start_batch, workers)).
         for batch in self._batches(skip=len(range(worker, self.start_batch, workers))):
             yield self.collate(batch) if self.collate else batch
+
+
+def subword_span(first: dict[int, int], last: dict[int, int], start: int, end: int) -> tuple[int, int] | None:
+    """Word span start..end (inclusive) -> (first subword of its first word, last subword of its last
+    word), given each word's first/last subword position; None when none of its words has a subword.
+    A word with no subwords of its own (rare: zero-width characters) is skipped over. Shared by the
+    collators that map word-level answers to subwords (mPMR's, CLISM's)."""
+    inside = [w for w in range(start, end + 1) if w in first]
+    return (first[inside[0]], last[inside[-1]]) if inside else None
 
 
 def make_loader(dataset: ParquetBatches, num_workers: int) -> torch.utils.data.DataLoader:

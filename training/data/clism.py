@@ -1,4 +1,4 @@
-"""CLISM collator: clism_pairs rows (word level) -> the joint input, its [QUE] questions, MLM targets and
+"""CLISM data: clism_pairs rows (word level) -> the joint input, its [QUE] questions, MLM targets and
 the CACR source pass (subword level). CLISM paper §3.1–3.3; DESIGN.md §2 (the masked source is made
 here, at training time, so that one Parquet serves several masking choices).
 
@@ -36,7 +36,7 @@ from collections import Counter
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from training.collate_mpmr import subword_span
+from training.data import subword_span
 
 QUE_TOKEN = "[QUE]"
 IGNORE = -100  # cross_entropy's ignore_index: padding questions and unmasked MLM positions
@@ -52,6 +52,15 @@ def add_que_token(tokenizer: PreTrainedTokenizerBase) -> PreTrainedTokenizerBase
     if QUE_TOKEN not in tokenizer.get_vocab():
         tokenizer.add_special_tokens({"additional_special_tokens": [QUE_TOKEN]})
     return tokenizer
+
+
+def with_que_embedding(model, tokenizer):
+    """Grow the embeddings (and the tied LM decoder) to the tokenizer that holds [QUE]. transformers
+    initialises the new row around the mean of the old ones, so [QUE] starts as an average token."""
+    if model.get_input_embeddings().weight.shape[0] < len(tokenizer):
+        model.resize_token_embeddings(len(tokenizer))
+    model.config.que_token_id = tokenizer.convert_tokens_to_ids(QUE_TOKEN)
+    return model
 
 
 class CLISMCollator:

@@ -1,4 +1,4 @@
-"""mPMR collator: MRC rows (word level) -> encoder inputs and WAE targets (subword level).
+"""mPMR data: MRC rows (word level) -> encoder inputs and WAE targets (subword level).
 
 Input layout (XLM-R pair encoding): `<s> query </s></s> context </s>`, the query cut to
 `max_query_tokens` subwords and the context to what is left of `max_seq_len`. Answer spans are word
@@ -21,14 +21,7 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from corpora.entity_masking import MASK
-
-
-def subword_span(first: dict[int, int], last: dict[int, int], start: int, end: int) -> tuple[int, int] | None:
-    """Word span start..end (inclusive) -> (first subword of its first word, last subword of its last
-    word), given each word's first/last subword position; None when none of its words has a subword.
-    A word with no subwords of its own (rare: zero-width characters) is skipped over."""
-    inside = [w for w in range(start, end + 1) if w in first]
-    return (first[inside[0]], last[inside[-1]]) if inside else None
+from training.data import subword_span
 
 
 class MPMRCollator:

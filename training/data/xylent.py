@@ -1,4 +1,5 @@
-"""XY-LENT's side of the training core: configs, data stream, collation and hooks (training/registry.py).
+"""XY-LENT data: the xy_corpus folder, the MRTD/TRTD batch stream and its collation (the recipe, with
+the configs, flags and hooks, is training/recipes/xylent.py).
 
 Data: the xy_corpus job's --output (pipelines/xy_corpus.py; DESIGN.md §2):
     data/mrtd/train-*.parquet   XY_MRTD_SCHEMA  packed monolingual sequences of ≤ 512 ids, `<s> …`
@@ -27,10 +28,8 @@ The stream (`XYBatches`), per DDP rank and DataLoader worker:
 from __future__ import annotations
 
 import random
-import sys
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -38,80 +37,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA, check_schema
 from corpora.vocap import PAD_ID
-from training.config import TrainConfig
 from training.data import ParquetBatches, _rng, check_shards, read_metadata, read_table
-
-__all__ = ["XY_MRTD_SCHEMA", "XYLentTrainConfig", "CONFIGS", "EXTRA_FLAGS", "XYBatches", "collate"]
-
-
-def _on_off(value: str) -> bool:
-    lowered = value.strip().lower()
-    if lowered in ("1", "true", "yes", "on"):
-        return True
-    if lowered in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"expected 1/0, true/false, on/off, got {value!r}")
-
-
-_on_off.__name__ = "on/off"  # argparse names the type in its error message
-
-
-@dataclass
-class XYLentTrainConfig(TrainConfig):
-    """TrainConfig and XY-LENT's own fields (here, not in models/xylent.py: that file is also loaded
-    as remote code beside saved weights, where training.config does not exist)."""
-
-    init: str | None = None  # pre-training from scratch; a saved XY-LENT final/ folder continues it
-    generator_layers: int = 4  # XLM-E base: a 4-layer generator of D's width
-    generator_hidden_size: int | None = None  # None: D's width
-    disc_weight: float = 50.0  # λ of L_G + λ·L_D (ELECTRA)
-    mask_prob: float = 0.15
-    rel_pos_buckets: int = 32  # T5's bidirectional defaults; the papers do not give theirs for text
-    rel_pos_max_distance: int = 128
-    trtd_batch_tokens: int | None = None  # padded tokens per TRTD batch; None: batch_size x max_seq_len
-    trtd_pool_rows: int = 1000  # rows of one pair sorted by length together (the length buckets)
-    dro: bool = False
-    dro_rho: float = 0.1  # radius of the χ² ball around pair_probs (Eq. 3); the paper does not give it
-    dro_resamples: int = 10  # "resample 10 times throughout the training" (§6.4)
-    # XY-LENT §4 follows XLM-E's pre-training recipe, which samples monolingual text by language with
-    # p ∝ n^α and α = 0.7 (XLM-E §4.1, as InfoXLM); 1.0 keeps the corpus's own proportions.
-    mono_alpha: float = 0.7
-
-
-# Table 8 (discriminator shapes) and Table 9 (optimisation). Batch: 8192 MRTD sequences of 512 per
-# step for base (4M tokens per task); one process gets it from 32 x 512 micro-batches (half of them
-# MRTD); with N processes divide --grad_accum by N.
-CONFIGS: dict[str, XYLentTrainConfig] = {
-    "tiny": XYLentTrainConfig(
-        hidden_size=64, num_layers=2, num_heads=2, intermediate_size=128, generator_layers=1, dropout=0.0,
-        max_seq_len=128, batch_size=8, grad_accum=1, lr=1e-3, weight_decay=0.0, warmup_ratio=0.0, warmup_steps=0,
-        adam_eps=1e-6, grad_clip=2.0, shuffle_buffer=64, num_workers=0, log_every=1, save_every=100,
-        trtd_pool_rows=64, rel_pos_buckets=16, rel_pos_max_distance=64,
-    ),
-    "base": XYLentTrainConfig(
-        hidden_size=768, num_layers=12, num_heads=12, intermediate_size=3072, max_seq_len=512, batch_size=32,
-        grad_accum=512, lr=8e-4, weight_decay=0.01, adam_betas=(0.9, 0.98), adam_eps=1e-6, warmup_steps=10_000,
-        grad_clip=2.0, max_steps=125_000,
-    ),
-    "large": XYLentTrainConfig(
-        hidden_size=1024, num_layers=24, num_heads=16, intermediate_size=4096, generator_layers=6,
-        max_seq_len=512, batch_size=16, grad_accum=256, lr=2e-4, weight_decay=0.01, adam_betas=(0.9, 0.98),
-        adam_eps=1e-6, warmup_steps=10_000, grad_clip=1.0, max_steps=500_000,
-    ),
-}
-
-EXTRA_FLAGS = {
-    "generator_layers": (int, "generator depth (XLM-E base: 4)"),
-    "generator_hidden_size": (int, "generator width (default: the discriminator's)"),
-    "disc_weight": (float, "λ in L_gen + λ·L_disc (ELECTRA: 50)"),
-    "mask_prob": (float, "share of tokens masked for the generator (15%%; <s> never)"),
-    "trtd_batch_tokens": (int, "padded tokens per TRTD batch (default: batch_size x max_seq_len)"),
-    "trtd_pool_rows": (int, "rows of one language pair sorted by length together to form TRTD batches"),
-    "dro": (_on_off, "1: resample TRTD language pairs by the χ²-ball best response to their losses (Eq. 3)"),
-    "dro_rho": (float, "radius ρ of the χ² ball around pair_probs"),
-    "dro_resamples": (int, "DRO updates of the pair weights over the run (paper: 10)"),
-    "mono_alpha": (float, "MRTD language sampling q ∝ n^α (XLM-E: 0.7; 1: the corpus's proportions)"),
-}
 
 
 # ---- the data folder ----
@@ -185,38 +111,12 @@ def smoothed_keep_rates(rows_by_lang: dict[str, int], alpha: float) -> dict[str,
     return {lang: r / top for lang, r in ratio.items()}
 
 
-def check_data(spec, data_dir: str) -> int:
+def check_folder(data_dir: str | Path) -> int:
     """Both tasks' shards against their contracts, pair_probs and spm.model present; total rows."""
     rows = check_shards(shards(data_dir, "mrtd"), XY_MRTD_SCHEMA) + check_shards(shards(data_dir, "trtd"), XY_TRTD_SCHEMA)
     read_pair_probs(data_dir)
     artefact(data_dir, "spm.model")
     return rows
-
-
-def make_tokenizer(cfg, data_dir: str, spec):
-    """The vocap model as a fast tokenizer with the same ids (the code path of pipelines/vocap.py)."""
-    from corpora import vocap
-    from training.tokenizer import load_tokenizer
-
-    if cfg.init:
-        return load_tokenizer(cfg.init, cfg.trust_remote_code)
-    return vocap.hf_tokenizer(artefact(data_dir, "spm.model").read_bytes())
-
-
-def model_config(cfg: XYLentTrainConfig, tokenizer):
-    from training.models.xylent import XYLentConfig
-
-    return XYLentConfig(
-        vocab_size=len(tokenizer), hidden_size=cfg.hidden_size, num_hidden_layers=cfg.num_layers,
-        num_attention_heads=cfg.num_heads, intermediate_size=cfg.intermediate_size,
-        max_position_embeddings=cfg.max_seq_len, hidden_dropout_prob=cfg.dropout,
-        attention_probs_dropout_prob=cfg.dropout, rel_pos_buckets=cfg.rel_pos_buckets,
-        rel_pos_max_distance=cfg.rel_pos_max_distance, generator_layers=cfg.generator_layers,
-        generator_hidden_size=cfg.generator_hidden_size, mask_prob=cfg.mask_prob, disc_weight=cfg.disc_weight,
-        dro=cfg.dro, dro_rho=cfg.dro_rho, dro_resamples=cfg.dro_resamples,
-        pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id, mask_token_id=tokenizer.mask_token_id,
-    )
 
 
 # ---- collation ----
@@ -250,11 +150,6 @@ def flipped_at_random(rows: list[dict], rng: random.Random) -> list[dict]:
                    "input_ids": [ids[0], *ids[cut:-1], ids[cut - 1], *ids[1:cut - 1], ids[-1]]}
         out.append(row)
     return out
-
-
-def collator(cfg, tokenizer):
-    """The registry's per-model collator: MRTD rows (the stream collates TRTD batches itself)."""
-    return lambda rows: collate(rows, max_len=cfg.max_seq_len)
 
 
 def length_buckets(rows: list[dict], budget: int, rng: random.Random) -> list[list[dict]]:
@@ -405,33 +300,3 @@ class XYBatches(IterableDataset):
                 batch["counts"].update({k: v for k, v in self.skipped.items() if v})
                 self.skipped = dict.fromkeys(self.skipped, 0)
                 yield batch
-
-
-def make_dataset(spec, data_dir: str, cfg: XYLentTrainConfig, tokenizer, rank: int, world: int,
-                 start_batch: int) -> XYBatches:
-    names, probs = read_pair_probs(data_dir)
-    keep = None if cfg.mono_alpha == 1 else smoothed_keep_rates(mono_rows_by_language(data_dir), cfg.mono_alpha)
-    return XYBatches(shards(data_dir, "mrtd"), shards(data_dir, "trtd"), names, probs, cfg.batch_size,
-                     cfg.max_seq_len, cfg.trtd_batch_tokens, cfg.trtd_pool_rows, cfg.seed, rank, world,
-                     cfg.shuffle_buffer, start_batch, mono_keep=keep)
-
-
-def dro_update_steps(max_steps: int, resamples: int) -> set[int]:
-    """The steps after which the pair weights are re-estimated: `resamples` evenly spaced updates
-    strictly inside the run (one at the very end would never be used)."""
-    interval = max(1, max_steps // (resamples + 1))
-    return {k * interval for k in range(1, resamples + 1) if k * interval < max_steps}
-
-
-def after_step(model, dataset: XYBatches, step: int, max_steps: int) -> None:
-    """Called before the first batch (step = 0, or the resumed step) and after every optimiser step:
-    the model learns the pair list from the data, and with DRO its best-response weights go to the
-    data stream (restored ones too, on resume)."""
-    model.set_pairs(dataset.pair_names, dataset.pair_probs)
-    if not model.config.dro:
-        return
-    if step in dro_update_steps(max_steps, model.config.dro_resamples):
-        weights = model.dro_update()
-        print(f"step {step}: DRO pair weights " + " ".join(f"{n}={w:.3f}" for n, w in zip(model.config.pair_names, weights.tolist())),
-              file=sys.stderr)
-    dataset.set_pair_weights(model.dro_weights)

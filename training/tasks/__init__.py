@@ -1,7 +1,7 @@
 """Downstream tasks in the MRC formulation of the mPMR paper (Table 6; DESIGN.md §4).
 
 Every task is turned into MRC rows (`query_words`, `context_words`, `answers` as word spans,
-`answerable`), the exact input of `training.collate_mpmr.MPMRCollator`, so that fine-tuning reuses
+`answerable`), the exact input of `training.data.mpmr.MPMRCollator`, so that fine-tuning reuses
 the pre-training collator and the WAE loss, and every prediction is read off the span matrix S:
 
 * `squad`: extractive QA from SQuAD v1.1 JSON (SQuAD, MLQA, XQuAD): query = question, answer = span.
