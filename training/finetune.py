@@ -24,19 +24,18 @@ import argparse
 import contextlib
 import json
 import math
-import random
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import torch
 
 from corpora.cli_flags import CommandParser
+from training import finetune_loop
 from training.data.mpmr import MPMRCollator
 from training.models.mpmr import wae_loss
-from training.run import NonFiniteError, lr_lambda, param_groups
+from training.run import NonFiniteError
 from training.tasks import conll, pair_cls, squad
 from training.tasks.bundled import sample_paths
 from training.tasks.reader import clamp_max_seq_len, load_reader, load_tokenizer, quiet_transformers_progress
@@ -319,60 +318,27 @@ def finetune(args: argparse.Namespace) -> dict:
     def forward(eval_rows):
         return row_logits(model, collator, eval_rows, args.eval_batch_size, device, autocast)
 
-    steps_per_epoch = max(1, math.ceil(len(rows) / (args.batch_size * args.grad_accum)))
-    max_steps = args.max_steps if args.max_steps is not None else max(1, round(args.epochs * steps_per_epoch))
-    optimizer = torch.optim.AdamW(param_groups(model, args.weight_decay), lr=args.lr, fused=device.type == "cuda")
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(int(args.warmup_ratio * max_steps), max_steps))
-    order_rng = random.Random(args.seed)
+    def loss(model, batch):
+        # pair: the [CLS] cells only (training/tasks/pair_cls.py), so no context cell is a target
+        context_mask = batch["context_mask"] if task.span_loss else torch.zeros_like(batch["context_mask"])
+        with autocast:
+            logits = model.span_logits(batch["input_ids"], batch["attention_mask"])
+        return wae_loss(logits, context_mask, batch["answerable"], batch["answer_spans"])
 
-    def batches() -> Iterator[list[dict]]:
-        while True:  # a fresh shuffle every epoch
-            order = list(range(len(rows)))
-            order_rng.shuffle(order)
-            for k in range(0, len(order), args.batch_size):
-                yield [rows[i] for i in order[k:k + args.batch_size]]
+    evals = []
 
-    history, evals, counts = [], [], Counter()
-    stream = batches()
-    progress = None
-    if not args.no_progress:
-        from tqdm import tqdm
-        progress = tqdm(total=max_steps, desc=f"finetune {args.task}", dynamic_ncols=True)
-    say = progress.write if progress else (lambda message: print(message, file=sys.stderr))
-    start = time.perf_counter()
-    for step in range(1, max_steps + 1):
-        model.train()
-        step_loss = 0.0
-        for _ in range(args.grad_accum):
-            chunk = next(stream)
-            batch = collator(chunk)
-            counts.update(batch.pop("counts"))
-            batch = {k: v.to(device) for k, v in batch.items()}
-            context_mask = batch["context_mask"] if task.span_loss else torch.zeros_like(batch["context_mask"])
-            with autocast:
-                logits = model.span_logits(batch["input_ids"], batch["attention_mask"])
-            loss = wae_loss(logits, context_mask, batch["answerable"], batch["answer_spans"])
-            (loss / args.grad_accum).backward()
-            step_loss += loss.item() / args.grad_accum
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip or float("inf")))
-        if not (math.isfinite(step_loss) and math.isfinite(grad_norm)):  # the update would make the weights NaN
-            raise NonFiniteError(f"step {step}: non-finite loss {step_loss} / gradient norm {grad_norm}; stopped "
-                                 "before the update, no final/ written. Lower --lr")
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        if step % args.log_every == 0 or step in (1, max_steps):
-            history.append({"step": step, "loss": step_loss, "lr": scheduler.get_last_lr()[0]})
-            say(f"step {step}/{max_steps} loss {step_loss:.4f}")
-        if args.eval_every and step % args.eval_every == 0 and step < max_steps:
-            metrics, by_eval, _ = evaluate_all(task, eval_sets, tokenizer, forward)
-            evals.append({"step": step, **metrics, **({"by_eval": by_eval} if len(by_eval) > 1 else {})})
-            say(f"step {step} eval {metrics}")
-        if progress:
-            progress.update(1)
-    if progress:
-        progress.close()
-    train_seconds = time.perf_counter() - start
+    def evaluate(step, say):
+        metrics, by_eval, _ = evaluate_all(task, eval_sets, tokenizer, forward)
+        evals.append({"step": step, **metrics, **({"by_eval": by_eval} if len(by_eval) > 1 else {})})
+        say(f"step {step} eval {metrics}")
+
+    max_steps = finetune_loop.total_steps(len(rows), args.batch_size, args.grad_accum, args.epochs, args.max_steps)
+    trained = finetune_loop.train(
+        model, rows, collator, loss, max_steps=max_steps, batch_size=args.batch_size, lr=args.lr,
+        weight_decay=args.weight_decay, warmup_ratio=args.warmup_ratio, grad_clip=args.grad_clip, seed=args.seed,
+        device=device, grad_accum=args.grad_accum, log_every=args.log_every,
+        progress=None if args.no_progress else {"desc": f"finetune {args.task}"}, print_losses=True,
+        eval_every=args.eval_every, evaluate=evaluate)
 
     start = time.perf_counter()
     metrics, by_eval, predictions = evaluate_all(task, eval_sets, tokenizer, forward)
@@ -382,9 +348,9 @@ def finetune(args: argparse.Namespace) -> dict:
         "task": args.task, "init": args.init, "train": args.train, "eval": args.eval,
         "train_examples": len(train_examples), "train_rows": len(rows),
         "eval_examples": sum(map(len, eval_sets.values())),
-        "steps": max_steps, "train_seconds": train_seconds, "eval_seconds": eval_seconds,
-        "metrics": metrics, "metrics_by_eval": by_eval, "evaluations": evals, "losses": history,
-        "collator_counts": dict(counts), "args": vars(args),
+        "steps": max_steps, "train_seconds": trained.seconds, "eval_seconds": eval_seconds,
+        "metrics": metrics, "metrics_by_eval": by_eval, "evaluations": evals, "losses": trained.losses,
+        "collator_counts": dict(trained.counts), "args": vars(args),
     }
     (out / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
     if len(predictions) == 1:

@@ -38,23 +38,21 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import random
 import statistics
 import sys
-import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import torch
 from transformers import AutoTokenizer, XLMRobertaConfig
 
 from corpora.cli_flags import CommandParser
+from training import finetune_loop
 from training.data.clism import QUE_TOKEN, add_que_token, with_que_embedding
 from training.models.clism import CLISMForQuestionAnswering
 from training.remote_code import from_pretrained
-from training.run import NonFiniteError, lr_lambda, param_groups
+from training.run import NonFiniteError
 from training.tasks import squad
 from training.tasks.bundled import sample_paths
 from training.tasks.reader import clamp_max_seq_len, load_weights, quiet_transformers_progress
@@ -209,56 +207,26 @@ def finetune_once(args, head: str, train_examples, eval_examples, seed: int, max
     rows = train_rows(train_examples, tokenizer, args, head, counts)
     if not rows:
         raise ValueError(f"--train {args.train}: no training window holds its answer")
-    steps_per_epoch = max(1, math.ceil(len(rows) / args.batch_size))
-    max_steps = max_steps or max(1, round(args.epochs * steps_per_epoch))
-    optimizer = torch.optim.AdamW(param_groups(model, args.weight_decay), lr=args.lr, fused=device.type == "cuda")
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(int(args.warmup_ratio * max_steps), max_steps))
-    order_rng = random.Random(seed)
 
-    def batches() -> Iterator[list[dict]]:
-        while True:  # a fresh shuffle every epoch; 200 steps of 32 over 64 examples is 100 epochs
-            order = list(range(len(rows)))
-            order_rng.shuffle(order)
-            for k in range(0, len(order), args.batch_size):
-                yield [rows[i] for i in order[k: k + args.batch_size]]
-
-    stream, losses, start_time = batches(), [], time.perf_counter()
-    progress = None
-    if not args.no_progress:
-        from tqdm import tqdm
-        progress = tqdm(total=max_steps, desc=f"{head} n={len(train_examples)} seed={seed}", leave=False,
-                        dynamic_ncols=True)
-    for step in range(1, max_steps + 1):
-        if progress:
-            progress.update(1)
-        model.train()
-        batch = collator(next(stream), train=True)
-        counts.update(batch.pop("counts"))
-        if batch["input_ids"].shape[0] == 0:
-            continue
-        batch = {k: v.to(device) for k, v in batch.items()}
+    def loss(model, batch):
         with autocast:
-            loss, _ = model(**batch)
-        loss.backward()
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip or float("inf")))
-        if not (math.isfinite(loss.item()) and math.isfinite(grad_norm)):  # the update would make the weights NaN
-            raise NonFiniteError(f"step {step}: non-finite loss {loss.item()} / gradient norm {grad_norm}; stopped "
-                                 "before the update, no final/ written. Lower --lr")
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        if step % args.log_every == 0 or step in (1, max_steps):
-            losses.append({"step": step, "loss": loss.item()})
-    if progress:
-        progress.close()
-    train_seconds = time.perf_counter() - start_time
+            return model(**batch)[0]
+
+    max_steps = finetune_loop.total_steps(len(rows), args.batch_size, 1, args.epochs, max_steps or None)
+    trained = finetune_loop.train(
+        model, rows, lambda chunk: collator(chunk, train=True), loss, max_steps=max_steps,
+        batch_size=args.batch_size, lr=args.lr, weight_decay=args.weight_decay, warmup_ratio=args.warmup_ratio,
+        grad_clip=args.grad_clip, seed=seed, device=device, log_every=args.log_every,
+        progress=None if args.no_progress else {"desc": f"{head} n={len(train_examples)} seed={seed}", "leave": False})
+    counts.update(trained.counts)
     metrics, predictions = evaluate(model, collator, eval_examples, tokenizer, args, head, device, autocast)
     if save_to is not None:
         model.save_pretrained(save_to / "final")
         tokenizer.save_pretrained(save_to / "final")
         (save_to / "predictions.json").write_text(json.dumps(predictions, indent=2, ensure_ascii=False))
     return {"head": head, "seed": seed, "train_examples": len(train_examples), "train_windows": len(rows),
-            "steps": max_steps, "train_seconds": train_seconds, **metrics, "losses": losses, "counts": dict(counts)}
+            "steps": max_steps, "train_seconds": trained.seconds, **metrics,
+            "losses": [{"step": r["step"], "loss": r["loss"]} for r in trained.losses], "counts": dict(counts)}
 
 
 # ---- protocols ----
