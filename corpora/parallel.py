@@ -15,7 +15,6 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 PIPE = " ||| "
-FORMATS = ("files", "tsv", "pipe")
 
 
 class PairSource(NamedTuple):

@@ -58,7 +58,6 @@ from training.tasks.bundled import sample_paths
 from training.tasks.reader import clamp_max_seq_len, load_weights, quiet_transformers_progress
 
 HEADS = ("que", "standard")
-PAPER_SIZES = (64, 128, 256, 512, 1024)
 
 
 # ---- model and tokenizer ----
