@@ -109,7 +109,8 @@ def test_finetune_without_input_flags_runs_on_the_bundled_sample(task, default_l
                    "--max_eval_examples", "4", "--device", "cpu", "--no_progress"])
     out = tmp_path / "output" / f"finetune_{task}"
     result = json.loads((out / "metrics.json").read_text())
-    assert (result["train"], result["eval"]) == bundled.sample_paths(task)
+    sample_train, sample_eval = bundled.sample_paths(task)
+    assert (result["train"], result["eval"]) == (sample_train, [sample_eval])  # --eval takes several files
     assert result["args"]["max_seq_len"] == POSITIONS - 2
     assert (out / "final" / "config.json").exists()
     captured = capsys.readouterr()
