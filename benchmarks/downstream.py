@@ -1,0 +1,219 @@
+"""Fine-tuning on real tasks, several seeds, mean ± sd: XQuAD (zero-shot cross-lingual), WikiANN, PAWS-X.
+
+    python benchmarks/downstream.py xquad   --init /tmp/e5-small --output /tmp/downstream     # seeds 0 1 2
+    python benchmarks/downstream.py wikiann --init /tmp/e5-small --output /tmp/downstream
+    python benchmarks/downstream.py pawsx   --init /tmp/e5-small --output /tmp/downstream
+    python benchmarks/downstream.py xquad   --init /tmp/e5-small runs/mpmr/final --labels e5 e5+mPMR ...   # an ablation
+
+Each (init, seed) is one `python -m training.finetune` process (--jobs of them at a time) that trains and then scores every
+evaluation file of the task (`--eval` with several files). Its folder OUTPUT/TASK/LABEL/seedS keeps
+metrics.json and the predictions; a run whose metrics.json exists is not run again, so an interrupted
+benchmark resumes and a new --init adds a column. The fine-tuned weights (final/, 470 MB for
+e5-small) are deleted unless --keep_models. The table (printed and written to
+OUTPUT/TASK/results.md) holds each evaluation file's metric, mean ± sample sd over the seeds, and
+the wall / CPU seconds per run.
+
+The tasks, on ../shared/data/eval (issue 16), with a 2-core CPU's budgets (the mPMR paper's Table 5
+values are for SQuAD-, CoNLL- and PAWS-X-sized training sets and a GPU; not swept here):
+
+* xquad    XQuAD has no training split, so its 48 articles are split: the English questions of
+           articles 0-35 (925) train, articles 36-47 (265 questions) are scored in all 12
+           languages. F1 / EM. 1 epoch, batch 8, lr 1e-4, 384 subwords (doc stride 128).
+* wikiann  NER in MRC form (one query per entity type): train on the first 2,000 English training
+           sentences, score the first 1,000 test sentences of en, de, fr, nl, pt. Entity F1.
+           2 epochs, batch 16, lr 5e-5, 128 subwords.
+* pawsx    German PAWS-X in MRC form (the [CLS] cell of a label-description query): train on the
+           2,000 dev pairs (the human-translated training set is not distributed), score the 2,000
+           test pairs. Accuracy. 2 epochs, batch 16, lr 5e-5, 192 subwords.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("XLU_SHARED_DATA", ROOT.parent / "shared" / "data"))
+XQUAD_LANGUAGES = ["en", "ar", "de", "el", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh"]
+WIKIANN_LANGUAGES = ["en", "de", "fr", "nl", "pt"]
+
+
+def article_range(text: str) -> range:
+    first, _, last = text.partition("-")
+    return range(int(first), int(last or first) + 1)
+
+
+def xquad_files(args, folder: Path) -> tuple[Path, list[Path], list[str]]:
+    """The English training split and one evaluation file per language, as SQuAD v1.1 JSON."""
+    xquad = args.eval_data / "xquad"
+    train_articles, eval_articles = article_range(args.train_articles), article_range(args.eval_articles)
+
+    def cut(language: str, articles: range, name: str) -> Path:
+        source = xquad / f"xquad.{language}.json.gz"
+        if not source.exists():
+            sys.exit(f"downstream: {source}: not found (set XLU_SHARED_DATA or pass --eval_data)")
+        data = json.loads(gzip.decompress(source.read_bytes()))
+        if max(articles) >= len(data["data"]):
+            sys.exit(f"downstream: {source} has {len(data['data'])} articles, not {max(articles) + 1}")
+        path = folder / name
+        path.write_text(json.dumps({"version": data.get("version", "1.1"),
+                                    "data": [data["data"][k] for k in articles]}, ensure_ascii=False))
+        return path
+
+    train = cut("en", train_articles, f"train.en.{args.train_articles}.json")
+    evals = [cut(lang, eval_articles, f"xquad.{lang}.json") for lang in XQUAD_LANGUAGES]
+    flags = ["--epochs", "1", "--batch_size", "8", "--lr", "1e-4", "--max_seq_len", "384"]
+    return train, evals, flags
+
+
+def wikiann_files(args, folder: Path) -> tuple[Path, list[Path], list[str]]:
+    def head(source: Path, sentences: int, name: str) -> Path:
+        if not source.exists():
+            sys.exit(f"downstream: {source}: not found (set XLU_SHARED_DATA or pass --eval_data)")
+        blocks = source.read_text(encoding="utf-8").split("\n\n")
+        path = folder / name
+        path.write_text("\n\n".join(b for b in blocks[:sentences] if b.strip()) + "\n\n", encoding="utf-8")
+        return path
+
+    wikiann = args.eval_data / "wikiann"
+    train = head(wikiann / "en" / "train", args.train_sentences, f"wikiann.en.train{args.train_sentences}")
+    evals = [head(wikiann / lang / "test", args.eval_sentences, f"wikiann.{lang}.test{args.eval_sentences}")
+             for lang in WIKIANN_LANGUAGES]
+    flags = ["--epochs", "2", "--batch_size", "16", "--lr", "5e-5", "--max_seq_len", "128"]
+    return train, evals, flags
+
+
+def pawsx_files(args, folder: Path) -> tuple[Path, list[Path], list[str]]:
+    pawsx = args.eval_data / "pawsx-de"
+    for path in (pawsx / "dev.tsv", pawsx / "test.tsv"):
+        if not path.exists():
+            sys.exit(f"downstream: {path}: not found (set XLU_SHARED_DATA or pass --eval_data)")
+    flags = ["--epochs", "2", "--batch_size", "16", "--lr", "5e-5", "--max_seq_len", "192"]
+    return pawsx / "dev.tsv", [pawsx / "test.tsv"], flags
+
+
+TASKS = {  # name: (training.finetune --task, files and flags, metrics in the table)
+    "xquad": ("squad", xquad_files, ["f1", "exact_match"]),
+    "wikiann": ("ner", wikiann_files, ["f1"]),
+    "pawsx": ("pair", pawsx_files, ["accuracy"]),
+}
+
+
+def finetune_command(args, task: str, init: str, seed: int, train: Path, evals: list[Path], flags: list[str],
+                     out: Path) -> list[str]:
+    return [sys.executable, "-m", "training.finetune", "--task", task, "--init", init, "--train", str(train),
+            "--eval", *map(str, evals), "--output", str(out), "--seed", str(seed), *flags,
+            "--device", args.device, "--no_progress", "--log_every", "20", *args.extra]
+
+
+def run_all(args, commands: dict[Path, list[str]]) -> None:
+    """Run the commands, --jobs at a time, each on --threads torch threads; record each one's wall
+    and CPU seconds (its own rusage, so concurrent runs are not mixed up) in its metrics.json."""
+    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "MKL_NUM_THREADS": str(args.threads)}
+    pending = [(out, command) for out, command in commands.items() if not (out / "metrics.json").exists()]
+    for out in commands:
+        if (out / "metrics.json").exists():
+            print(f"downstream: {out} done before, kept", file=sys.stderr)
+    running: dict[int, tuple[Path, list[str], float, object]] = {}
+    while pending or running:
+        while pending and len(running) < args.jobs:
+            out, command = pending.pop(0)
+            out.mkdir(parents=True, exist_ok=True)
+            print("$ " + " ".join(command), file=sys.stderr, flush=True)
+            log = open(out / "log.txt", "w")  # noqa: SIM115  closed when the run ends
+            process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+            running[process.pid] = (out, command, time.perf_counter(), log)
+        pid, status, usage = os.wait4(-1, 0)
+        if pid not in running:
+            continue
+        out, command, start, log = running.pop(pid)
+        log.close()
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"downstream: a run failed (exit {os.waitstatus_to_exitcode(status)}); see {out / 'log.txt'}")
+        result = json.loads((out / "metrics.json").read_text())
+        result["benchmark"] = {"command": command, "threads": args.threads, "concurrent_runs": args.jobs,
+                               "wall_seconds": time.perf_counter() - start,
+                               "cpu_seconds": usage.ru_utime + usage.ru_stime}
+        (out / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
+        print(f"downstream: {out} done in {result['benchmark']['wall_seconds']:.0f} s: {result['metrics']}",
+              file=sys.stderr, flush=True)
+        if not args.keep_models:
+            shutil.rmtree(out / "final", ignore_errors=True)
+
+
+def mean_sd(values: list[float]) -> str:
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.fmean(values):.1f} ± {sd:.1f}"
+
+
+def table(results: dict[str, list[dict]], metrics: list[str]) -> str:
+    """One row per evaluation file (and their mean when several), one column per init."""
+    names = list(results[next(iter(results))][0]["metrics_by_eval"])
+    rows = names + (["mean"] if len(names) > 1 else [])
+    header = " / ".join(metrics)
+    lines = ["| eval | " + " | ".join(f"{label} {header}" for label in results) + " |",
+             "|---|" + "---:|" * len(results)]
+    for name in rows:
+        cells = []
+        for runs in results.values():
+            pick = (lambda r: r["metrics"]) if name == "mean" else (lambda r: r["metrics_by_eval"][name])
+            cells.append(" / ".join(mean_sd([pick(r)[m] for r in runs]) for m in metrics))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines.append("| seeds; wall / CPU s per run | " + " | ".join(
+        f"{len(runs)}; {statistics.fmean(r['benchmark']['wall_seconds'] for r in runs):.0f} / "
+        f"{statistics.fmean(r['benchmark']['cpu_seconds'] for r in runs):.0f}"
+        if all("benchmark" in r for r in runs) else f"{len(runs)}; –" for runs in results.values()) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("task", choices=sorted(TASKS))
+    p.add_argument("--init", nargs="+", required=True, help="models to fine-tune (an e5 folder, a pre-trained run's final/ ...)")
+    p.add_argument("--labels", nargs="+", help="a column name per --init (default: the folder names)")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--output", required=True, help="benchmark folder: OUTPUT/TASK/{data,LABEL/seedS,results.md}")
+    p.add_argument("--eval_data", type=Path, default=SHARED / "eval", help="../shared/data/eval or a copy")
+    p.add_argument("--train_articles", default="0-35", help="xquad: English training articles")
+    p.add_argument("--eval_articles", default="36-47", help="xquad: articles scored in every language")
+    p.add_argument("--train_sentences", type=int, default=2000, help="wikiann: English training sentences")
+    p.add_argument("--eval_sentences", type=int, default=1000, help="wikiann: test sentences per language")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--jobs", type=int, default=1, help="runs at a time (default 1)")
+    p.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 1) // 2),
+                   help="torch threads per run (default: half the cores). On a machine shared with other work, "
+                        "1 thread per run: torch's threads spin-wait for each other when the cores are "
+                        "oversubscribed (measured here: 2 threads used 2-3x the CPU of 1 per step under load)")
+    p.add_argument("--keep_models", action="store_true", help="keep each run's final/ (470 MB for e5-small)")
+    p.epilog = "Flags after a lone -- go to every training.finetune run and override the budget's."
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = p.parse_args(argv[:cut])
+    args.extra = argv[cut + 1:]
+    labels = args.labels or [Path(init).name for init in args.init]
+    if len(labels) != len(args.init) or len(set(labels)) != len(labels):
+        sys.exit("downstream: give one distinct --labels name per --init")
+    task, files, metrics = TASKS[args.task]
+    out = Path(args.output) / args.task
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    train, evals, flags = files(args, out / "data")
+    commands = {out / label / f"seed{seed}": finetune_command(args, task, init, seed, train, evals, flags,
+                                                             out / label / f"seed{seed}")
+                for label, init in zip(labels, args.init) for seed in args.seeds}
+    run_all(args, commands)
+    results = {label: [json.loads((out / label / f"seed{seed}" / "metrics.json").read_text()) for seed in args.seeds]
+               for label in labels}
+    text = table(results, metrics)
+    (out / "results.md").write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
