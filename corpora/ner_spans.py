@@ -100,8 +100,10 @@ class TaggedText(NamedTuple):
     derived: Any = None  # CachedNer's `derive(words, entities)`, e.g. the informative spans
 
 
-# ~2 KB an entry for NTREX's 24-word sentences (the words as Python strings dominate): ~100 MB a worker.
-NER_CACHE_ENTRIES = 50_000
+# Measured ~2 KB an entry on NTREX-128's English (21 words a sentence; the words as Python strings
+# dominate): ~40 MB per TagEntitiesFn instance, and a Dataflow worker process may hold one per thread.
+# Enough for a multi-way test set (NTREX, FLORES: ~2,000 lines) whatever order its files come in.
+NER_CACHE_ENTRIES = 20_000
 
 
 class CachedNer:

@@ -84,7 +84,7 @@ class ClismPairsOptions(PipelineOptions):
         parser.add_argument("--ner_cache_entries", type=int, default=NER_CACHE_ENTRIES,
                             help="distinct English sentences whose NER a worker keeps (LRU), so that an English "
                             "line paired with several target languages is tagged once; 0 = tag every line; "
-                            "same output either way (default %(default)s, ~100 MB)")
+                            "same output either way (default %(default)s, ~40 MB per worker thread)")
         parser.add_argument("--align_batch_size", type=int, default=64, help="largest batch given to the neural aligner")
 
 
