@@ -45,9 +45,10 @@ def main(argv=None) -> None:
     import pyarrow.parquet as pq
     import torch
 
-    from training.collate_clism import add_que_token
     from training.data import list_shards
-    from training.models.clism import CONFIGS, SPEC, CLISMForPreTraining, build_config
+    from training.data.clism import add_que_token
+    from training.models.clism import CLISMForPreTraining
+    from training.recipes.clism import CONFIGS, SPEC, model_config
     from training.run import param_groups
     from training.tokenizer import train_tiny_tokenizer
 
@@ -76,7 +77,7 @@ def main(argv=None) -> None:
             b.pop("counts")
 
         torch.manual_seed(0)
-        config = build_config(tokenizer, cfg)
+        config = model_config(cfg, tokenizer)
         config.vocab_size = max(config.vocab_size, args.vocab or 0)
         model = CLISMForPreTraining(config).to(device)
         optimizer = torch.optim.AdamW(param_groups(model, cfg.weight_decay), lr=1e-5, fused=device.type == "cuda")

@@ -64,7 +64,8 @@ def bare_loop_tokens_per_s(final: Path, data: str, config: str, steps: int, warm
 
     from training import run
     from training.data import ParquetBatches, list_shards
-    from training.models.mpmr import SPEC, MPMRForWAE
+    from training.models.mpmr import MPMRForWAE
+    from training.recipes.mpmr import SPEC
 
     cfg = SPEC.configs[config].replace(**({"batch_size": batch_size} if batch_size else {}))
     tokenizer = AutoTokenizer.from_pretrained(final)

@@ -6,7 +6,7 @@ bf16 peak.
     python benchmarks/xylent_throughput.py --config base --steps 40          # on a GPU: base, 500K vocabulary
     python benchmarks/xylent_throughput.py --config base --data OUT/xy_corpus --batch_size 64
 
-Batches come from the real stream (training/data_xylent.py: MRTD and TRTD alternating, TRTD bucketed
+Batches come from the real stream (training/data/xylent.py: MRTD and TRTD alternating, TRTD bucketed
 by length); without --data the bundled sample is run through pipelines.vocap and pipelines.xy_corpus
 first. tokens/s counts real (non-padding) tokens, over the steps after --warmup, per task and both
 together. FLOPs per token: training/models/xylent.py `flops_per_token` (nanoGPT's 6N + 12·L·d·T for
@@ -49,7 +49,7 @@ def sample_data(tmp: str) -> str:
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", help="an xy_corpus --output folder (default: the bundled sample, generated)")
-    p.add_argument("--config", default="tiny", help="tiny, base, large (training/data_xylent.py)")
+    p.add_argument("--config", default="tiny", help="tiny, base, large (training/recipes/xylent.py)")
     p.add_argument("--steps", type=int, default=30, help="optimiser steps measured after --warmup (one batch each)")
     p.add_argument("--warmup", type=int, default=6, help="steps run first and left out")
     p.add_argument("--batch_size", type=int, default=None, help="MRTD rows per batch (default: the config's)")
@@ -61,21 +61,21 @@ def main(argv=None) -> None:
 
     import torch
 
-    from training import data_xylent
     from training.models.xylent import XYLentForPreTraining, flops_per_token
+    from training.recipes import xylent as recipe
 
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    cfg = data_xylent.CONFIGS[args.config]
+    cfg = recipe.CONFIGS[args.config]
     if args.batch_size:
         cfg = cfg.replace(batch_size=args.batch_size)
     torch.manual_seed(0)
     with tempfile.TemporaryDirectory() as tmp:
         data = args.data or sample_data(tmp)
-        tokenizer = data_xylent.make_tokenizer(cfg.replace(init=None), data, None)
-        config = data_xylent.model_config(cfg, tokenizer)
+        tokenizer = recipe.make_tokenizer(recipe.SPEC, cfg.replace(init=None), data)
+        config = recipe.model_config(cfg, tokenizer)
         config.vocab_size = args.vocab_size or (len(tokenizer) if args.config == "tiny" else PAPER_VOCAB)
         model = XYLentForPreTraining(config).to(device)
-        stream = iter(data_xylent.make_dataset(None, data, cfg, tokenizer, 0, 1, 0))
+        stream = iter(recipe.make_dataset(recipe.SPEC, cfg, data, tokenizer, 0, 1, 0))
         batches = []
         for _ in range(args.warmup + args.steps):
             batch = next(stream)

@@ -31,7 +31,7 @@ PROGRESS = logging.getLogger("xlu.progress")
 ALL = "all"  # the stats row of job-wide metrics
 NO_LIMIT = 1 << 62  # corpora.parallel's word limit: xy_corpus limits token ids instead
 # --trtd_draws: rows per language pair follow pair_probs, or every usable pair is written once and a
-# trainer that samples language pairs by pair_probs itself (training/data_xylent.py) sees all the data.
+# trainer that samples language pairs by pair_probs itself (training/data/xylent.py) sees all the data.
 DRAW_BY_PAIR_PROBS, DRAW_ONCE = "pair_probs", "once"
 BATCH_SIZE = 1024
 MAX_MARGINAL_ERROR = 1e-6  # what the tests ask of the plan before removal  # lines (or pairs) per element between reading and tokenising: one encode call each

@@ -241,15 +241,3 @@ class CLISMForQuestionAnswering(XLMRobertaPreTrainedModel):
 
 def qa_head(config) -> str:
     return getattr(config, "qa_head", "que")
-
-
-def __getattr__(name: str):
-    # Before issue 15 the recipe lived here; benchmarks/clism_throughput.py still imports these names
-    # from this module. Resolved lazily so that this file imports nothing of the training plumbing.
-    if name not in ("SPEC", "CONFIGS", "CLISMTrainConfig", "build_config"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from training.recipes import clism
-
-    if name == "build_config":
-        return lambda tokenizer, cfg: clism.model_config(cfg, tokenizer)
-    return getattr(clism, name)

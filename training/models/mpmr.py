@@ -128,13 +128,3 @@ def build_config(tokenizer, hidden_size: int, num_layers: int, num_heads: int, i
         extractor_hidden_size=extractor_hidden_size,
         extractor_dropout=dropout,
     )
-
-
-def __getattr__(name: str):
-    # Before issue 15 the recipe lived here; benchmarks/train_throughput.py still imports SPEC from this
-    # module. Resolved lazily so that this file imports nothing of the training plumbing.
-    if name in ("SPEC", "CONFIGS"):
-        from training.recipes import mpmr
-
-        return getattr(mpmr, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
