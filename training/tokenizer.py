@@ -4,11 +4,13 @@ model trained on the fly from the data's words, laid out like XLM-R's (<s>=0 <pa
 from __future__ import annotations
 
 import io
+import sys
 from collections.abc import Iterable
 
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, XLMRobertaTokenizer
 
 SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+MIN_MULTI_CHAR_PIECES = 256  # beyond one piece per character, when the data forces a larger vocabulary
 
 
 def train_tiny_tokenizer(sentences: Iterable[list[str]], vocab_size: int) -> PreTrainedTokenizerBase:
@@ -21,6 +23,15 @@ def train_tiny_tokenizer(sentences: Iterable[list[str]], vocab_size: int) -> Pre
         from training.data import DataError
 
         raise DataError("--data: the shards hold no words to train the tiny tokenizer on; check the data job's output")
+    # Every character is kept (character_coverage 1.0), so the vocabulary must hold them all: Japanese
+    # or Chinese text alone has thousands, more than the tiny config's 2,000 pieces, and SentencePiece
+    # would stop with "Vocabulary size is smaller than required_chars". Room is made instead.
+    characters = len(set().union(*map(set, lines)) - {" "})
+    needed = characters + len(SPECIALS) + MIN_MULTI_CHAR_PIECES
+    if vocab_size < needed:
+        print(f"tiny tokenizer: the data has {characters:,} distinct characters; vocabulary {vocab_size:,} -> "
+              f"{needed:,} pieces so that every character keeps a piece", file=sys.stderr)
+        vocab_size = needed
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(lines),
