@@ -43,6 +43,8 @@ def first_unknown_flag(argv: list[str], known: set[str]) -> str | None:
         if not token.startswith("-") or token == "-" or _NUMBER.match(token):
             continue
         name = token.split("=", 1)[0]
+        if " " in name:  # "--task squad --max_steps 3", the value of a flag that takes a command line: argparse
+            continue     # reads a dash-led token holding a space as a value, never as a flag
         if name not in known:
             return name
     return None

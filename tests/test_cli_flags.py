@@ -123,3 +123,13 @@ def test_exit_status_of_the_real_process(argv, prog, tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert result.stderr.startswith(f"{prog}: error: unknown flag ") and "did you mean" in result.stderr
     assert not (tmp_path / "output").exists()
+
+
+def test_a_value_that_is_a_command_line_is_not_a_flag():
+    # training.run --downstream "--task squad --max_steps 3": argparse reads a dash-led token holding a
+    # space as a value; the unknown-flag check must too, and still catch a typo next to it.
+    from corpora.cli_flags import first_unknown_flag
+
+    known = {"--downstream", "--max_steps"}
+    assert first_unknown_flag(["--downstream", "--task squad --max_steps 3", "--max_steps", "2"], known) is None
+    assert first_unknown_flag(["--downstream", "--task squad", "--max_step", "2"], known) == "--max_step"

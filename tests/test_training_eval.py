@@ -205,6 +205,49 @@ def test_eval_data_flag_and_its_errors(sample_split, tmp_path):
     assert [r["eval/rows"] for r in metrics(tmp_path / "d")] == [24, 24]
 
 
+@pytest.mark.slow  # six training.finetune processes: ~50 s on 2 quiet cores
+def test_downstream_scores_pick_best_as_the_paper_does(sample_split, tmp_path, capsys):
+    # --downstream: at every pass the model is fine-tuned (training.finetune, the bundled XQuAD and
+    # PAWS-X samples, tiny budgets) and scored; their mean picks best/ by default.
+    out = tmp_path / "run"
+    budget = "--max_steps 3 --max_train_examples 6 --max_eval_examples 6 --batch_size 3 --max_seq_len 96"
+    run.main(["--model", "mpmr", "--data", str(sample_split), "--output", str(out), "--config", "tiny",
+              "--max_steps", "4", "--eval_every", "2", "--eval_batches", "1", "--lr", "2e-3",
+              "--downstream", f"--task squad --lr 1e-3 {budget} --max_query_tokens 24",
+              "--downstream", f"--task pair --lr 1e-3 {budget}", *QUIET])
+    evals = {r["step"]: r for r in metrics(out) if "eval/downstream_avg" in r}
+    assert sorted(evals) == [0, 2, 4]
+    for step, record in evals.items():
+        scores = []
+        for task, key in (("squad", "f1"), ("pair", "accuracy")):
+            result = json.loads((out / "downstream" / f"step-{step:08d}" / task / "metrics.json").read_text())
+            assert result["init"] == str(out / "downstream" / f"step-{step:08d}" / "model")
+            assert record[f"eval/downstream/{task}"] == result["metrics"][key]
+            scores.append(result["metrics"][key])
+        assert record["eval/downstream_avg"] == pytest.approx(sum(scores) / 2)
+        assert "eval/top1_span_f1" in record  # the held-out pass still runs beside it
+        assert not (out / "downstream" / f"step-{step:08d}" / "model").exists()  # the saved copy is removed
+    selection = json.loads((out / "best" / "selection.json").read_text())
+    expected = max((2, 4), key=lambda s: (evals[s]["eval/downstream_avg"], -s))
+    assert (selection["metric"], selection["step"]) == ("downstream_avg", expected)
+    assert selection["rule"] == "highest downstream downstream_avg"
+    assert "downstream evaluation every 2 steps: squad, pair" in capsys.readouterr().err
+
+
+def test_downstream_flags_are_checked_before_training(sample_split, tmp_path):
+    base = ["--model", "mpmr", "--data", str(sample_split), "--config", "tiny", "--max_steps", "1", *QUIET]
+    for flags, message in (("--task squad --init x", "drop --init; the run sets it for every pass"),
+                           ("--task nope", "not valid training.finetune flags"),
+                           ("--task squad --max_stepz 3", "not valid training.finetune flags")):
+        with pytest.raises(SystemExit) as stop:
+            run.main([*base, "--output", str(tmp_path / "a"), "--downstream", flags])
+        assert message in str(stop.value.code) and str(stop.value.code).startswith("training.run: --downstream")
+        assert not (tmp_path / "a" / "metrics.jsonl").exists()  # nothing trained
+    with pytest.raises(SystemExit) as stop:
+        run.main([*base, "--output", str(tmp_path / "b"), "--downstream", "--task squad", "--eval_every", "0"])
+    assert "--eval_every is 0" in str(stop.value.code)
+
+
 # ---- learning: span F1 above the "no span" baseline on held-out rows ----
 
 def random_row_split(source: Path, target: Path, test_share: int = 5) -> Path:

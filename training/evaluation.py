@@ -364,11 +364,13 @@ def lower_is_better(metric: str) -> bool:
     return metric.endswith("loss")
 
 
-def check_select_by(model_name: str, metric: str) -> None:
+def check_select_by(model_name: str, metric: str, downstream: list[str] = ()) -> None:
+    """`downstream`: the run's downstream metric names (training/downstream.py), selectable too."""
     names = EVALUATORS[model_name].metrics
-    if metric.split("/")[0] not in names:
+    if metric.split("/")[0] not in names and metric not in downstream:
+        more = f", or {', '.join(downstream)}" if downstream else ""
         raise EvalDataError(f"--select_by {metric}: not a held-out metric of --model {model_name}; "
-                            f"choose from {', '.join(names)} (optionally /LANG, e.g. {names[1]}/el)")
+                            f"choose from {', '.join(names)} (optionally /LANG, e.g. {names[1]}/el){more}")
 
 
 # ---- the pass ----
@@ -437,7 +439,8 @@ class Selection:
         self.best = best if best and best.get("metric") == metric else None
 
     def rule(self) -> str:
-        return f"{'lowest' if lower_is_better(self.metric) else 'highest'} held-out {self.metric}"
+        source = "downstream" if self.metric.startswith("downstream") else "held-out"
+        return f"{'lowest' if lower_is_better(self.metric) else 'highest'} {source} {self.metric}"
 
     def consider(self, step: int, results: dict[str, float]) -> bool:
         """True when this step's value beats the best (strictly: the earliest of equal values stays)."""

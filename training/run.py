@@ -32,6 +32,7 @@ from corpora.schemas import SchemaMismatch
 from training import checkpoint, evaluation, run_folder
 from training.config import TrainConfig
 from training.data import DataError, make_loader
+from training.downstream import Downstream, DownstreamError, metric_names, parse_downstream
 from training.evaluation import EvalDataError
 from training.run_folder import RunFolderError
 from training.registry import MODEL_NAMES, ModelSpec, get_spec
@@ -94,7 +95,14 @@ def build_parser(spec: ModelSpec | None = None) -> argparse.ArgumentParser:
                         "--data's test-* split when it has one (wiki_mrc --test_entities N); none: no evaluation")
     p.add_argument("--select_by", metavar="METRIC",
                    help="held-out metric that picks OUTPUT/best/ (optionally METRIC/LANG); higher is better, *loss "
-                        "lower. Default: mpmr top1_span_f1, clism que_em, xylent disc_f1 (docs/training.md)")
+                        "lower. Default: downstream_avg with --downstream, else mpmr top1_span_f1, clism que_em, "
+                        "xylent disc_f1 (docs/training.md)")
+    p.add_argument("--downstream", action="append", metavar="FINETUNE_FLAGS",
+                   help="repeatable: training.finetune flags without --init/--output, e.g. \"--task squad --train "
+                        "en.json --eval de.json --max_steps 300\"; at every held-out pass the model is fine-tuned "
+                        "and scored on each (F1, or accuracy for pair), logged as eval/downstream/TASK and their "
+                        "mean eval/downstream_avg, which then picks best/ (the mPMR paper's rule: the average of "
+                        "XQuAD, CoNLL and PAWS-X). Costs a fine-tuning run per task per pass (training/downstream.py)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when there is one)")
     p.add_argument("--no_progress", action="store_true", help="no progress bar")
     p.add_argument("--no_tensorboard", action="store_true", help="no TensorBoard events")
@@ -237,9 +245,12 @@ def train(args: argparse.Namespace) -> dict:
     total_rows = spec.check_data(spec, cfg, args.data)
     subfolders = getattr(evaluation.EVALUATORS[args.model], "subfolders", ("",))
     eval_files = evaluation.find_eval_files(args.data, args.eval_data, subfolders) if cfg.eval_every > 0 else None
-    select_by = args.select_by or evaluation.EVALUATORS[args.model].default_select
-    evaluation.check_select_by(args.model, select_by)
-    if args.select_by and eval_files is None:
+    downstream_tasks = parse_downstream(args.downstream)
+    if downstream_tasks and cfg.eval_every <= 0:
+        raise DownstreamError("--downstream: runs at every held-out pass, and --eval_every is 0; give --eval_every N")
+    select_by = args.select_by or ("downstream_avg" if downstream_tasks else evaluation.EVALUATORS[args.model].default_select)
+    evaluation.check_select_by(args.model, select_by, metric_names(downstream_tasks))
+    if args.select_by and eval_files is None and select_by not in metric_names(downstream_tasks):
         raise EvalDataError(f"--select_by {args.select_by}: no held-out data ({'--eval_every 0' if cfg.eval_every <= 0 else f'no test-*.parquet in --data {args.data}'}); "
                             "pass --eval_data DIR, or make the data with a test split (wiki_mrc --test_entities N)")
     if world > 1:
@@ -312,13 +323,18 @@ def train(args: argparse.Namespace) -> dict:
         torch.manual_seed(cfg.seed + rank)  # dropout differs across ranks, as their data does
 
     held_out, selection = None, None
+    downstream = Downstream(downstream_tasks, out / "downstream", args.device) if downstream_tasks else None
+    if eval_files is not None or downstream is not None:
+        selection = evaluation.Selection(select_by, state.get("best") if state else None)
     if eval_files is not None:
         held_out = evaluation.HeldOut(args.model, spec, cfg, tokenizer, *eval_files, rank, world, device)
-        selection = evaluation.Selection(select_by, state.get("best") if state else None)
         if is_main:
             print(f"held-out evaluation: {held_out.total_rows} rows in {held_out.total_batches} batches of "
                   f"{held_out.description}, every {cfg.eval_every} steps; {out / 'best'} by {select_by}", file=sys.stderr)
-    elif is_main and cfg.eval_every > 0:
+    if downstream is not None and is_main:
+        print(f"downstream evaluation every {cfg.eval_every} steps: {', '.join(t.label for t in downstream.tasks)} "
+              f"(training.finetune runs under {out / 'downstream'}); {out / 'best'} by {select_by}", file=sys.stderr)
+    if eval_files is None and is_main and cfg.eval_every > 0:
         print(f"no held-out evaluation: --data {args.data} has no test-*.parquet split; pass --eval_data DIR "
               "(or make the data with wiki_mrc --test_entities N)", file=sys.stderr)
 
@@ -346,7 +362,12 @@ def train(args: argparse.Namespace) -> dict:
         """One held-out pass on every rank; rank 0 prints it, keeps best/ by the selection rule. The
         metrics, with their eval/ prefix, for the step's metrics line."""
         started = time.perf_counter()
-        results, rows = held_out.run(raw_model)
+        results, rows = held_out.run(raw_model) if held_out is not None else ({}, 0)
+        if downstream is not None:
+            if is_main:
+                results.update(downstream.run(lambda folder: spec.save_final(raw_model, tokenizer, folder), at_step))
+            if world > 1:
+                dist.barrier()  # the other ranks wait for rank 0's fine-tuning runs
         record = {f"eval/{k}": v for k, v in results.items()}
         record["eval/rows"], record["eval/seconds"] = rows, round(time.perf_counter() - started, 3)
         if is_main:
@@ -373,7 +394,7 @@ def train(args: argparse.Namespace) -> dict:
             shutil.rmtree(best)
         os.replace(tmp, best)
 
-    if held_out is not None and step == 0:
+    if selection is not None and step == 0:
         # The untrained model: the baseline every later pass is read against.
         record = {"step": 0, **evaluate_and_select(0)}
         if is_main:
@@ -443,7 +464,7 @@ def train(args: argparse.Namespace) -> dict:
         losses.append(loss_value)
         log_steps += 1
         evaluated = {}
-        if held_out is not None and (step % cfg.eval_every == 0 or step == max_steps):
+        if selection is not None and (step % cfg.eval_every == 0 or step == max_steps):
             evaluated = evaluate_and_select(step)
 
         if is_main and (step % cfg.log_every == 0 or step == max_steps or evaluated):
@@ -515,7 +536,7 @@ def main(argv=None) -> None:
     try:
         train(args)
     except (checkpoint.CheckpointError, SchemaMismatch, FileNotFoundError, RemoteCodeRefused, NonFiniteError,
-            RunFolderError, EvalDataError) as e:
+            RunFolderError, EvalDataError, DownstreamError) as e:
         sys.exit(f"training.run: {e}")
     except DataError as e:
         # From a DataLoader worker the message is the worker's whole traceback; its last line is ours.
