@@ -55,11 +55,8 @@ def parse_downstream(values: list[str] | None) -> list[DownstreamTask]:
         except SystemExit:
             raise DownstreamError(f"--downstream {value!r}: not valid training.finetune flags "
                                   "(the line above says why); see python -m training.finetune --help") from None
-        label = parsed.task
-        taken = {t.label for t in tasks}
-        if label in taken:
-            label = f"{label}#{sum(t.label.split('#')[0] == parsed.task for t in tasks) + 1}"
-        tasks.append(DownstreamTask(label, flags))
+        earlier = sum(t.label.split("#")[0] == parsed.task for t in tasks)
+        tasks.append(DownstreamTask(f"{parsed.task}#{earlier + 1}" if earlier else parsed.task, flags))
     return tasks
 
 
