@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from corpora import dumps, multistream
+from corpora import bz2_blocks, dump_bytes, dumps, multistream
 from corpora.dumps import BadRecord, RawPage
 
 REPO = Path(__file__).resolve().parents[1]
@@ -206,12 +206,12 @@ def test_block_magic_is_found_at_any_bit_offset(shift):
     payload = HEADER + page_xml(1, "A") * 20
     stream = bz2.compress(payload)
     data = (int.from_bytes(stream, "big") << shift).to_bytes(len(stream) + 1, "big")
-    bit, magic = dumps._find_magic(data, 0)
-    assert magic == dumps._BLOCK_MAGIC and bit == 40 - shift  # the magic follows the 4-byte "BZh9"
-    end, magic = dumps._find_magic(data, bit + 48)
-    assert magic == dumps._EOS_MAGIC
-    assert dumps._decode_block(data, bit, end) == payload
-    assert dumps._decode_block(flip(data, 30, 4), bit, end) is None  # its CRC is checked
+    bit, magic = bz2_blocks._find_magic(data, 0)
+    assert magic == bz2_blocks._BLOCK_MAGIC and bit == 40 - shift  # the magic follows the 4-byte "BZh9"
+    end, magic = bz2_blocks._find_magic(data, bit + 48)
+    assert magic == bz2_blocks._EOS_MAGIC
+    assert bz2_blocks._decode_block(data, bit, end) == payload
+    assert bz2_blocks._decode_block(flip(data, 30, 4), bit, end) is None  # its CRC is checked
 
 
 def test_a_bad_stream_in_a_multistream_file_costs_only_its_pages():
@@ -255,7 +255,7 @@ def test_utf16_in_small_chunks_and_a_bad_unit():
     bad = text.replace("Ελλάδα".encode("utf-16-le"), b"\x00\xd8" + "λλάδα".encode("utf-16-le"))  # lone surrogate
     for data, expected in ((text, ["A", "B"]), (bad, ["B"])):
         chunks = [b"\xff\xfe" + data[:7]] + [data[i : i + 7] for i in range(7, len(data), 7)]
-        records = list(dumps.iter_pages(dumps._utf8_chunks(chunks), "u"))
+        records = list(dumps.iter_pages(dump_bytes.utf8_chunks(chunks), "u"))
         assert [p.title for p in pages_of(records)] == expected
     assert [b.reason for b in bad_of(records)] == ["not_utf8"]
 
