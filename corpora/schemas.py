@@ -109,12 +109,20 @@ XY_MRTD_SCHEMA = _with_version(
 )
 
 # XY-LENT TRTD: one translation pair as `<s> x </s> y </s>` token ids. src_lang is the language that
-# comes first (after the random flip), src_len the number of tokens of `<s> x </s>`, so
-# input_ids[:src_len] is the first segment and input_ids[src_len:] the second. `flipped` says that
-# the order is the reverse of the bitext file's.
+# comes first (after the random flip), n_ids = len(input_ids), src_len the number of tokens of
+# `<s> x </s>`, so input_ids[:src_len] is the first segment and input_ids[src_len:] the second.
+# `flipped` says that the order is the reverse of the bitext file's. n_ids (v2) lets the trainer
+# plan its length buckets, and skip batches on resume, without reading the ids.
 XY_TRTD_SCHEMA = _with_version(
     pa.schema([("id", pa.string()), ("src_lang", pa.string()), ("tgt_lang", pa.string()),
-               ("input_ids", pa.list_(pa.int32())), ("src_len", pa.int32()), ("flipped", pa.bool_())]),
+               ("input_ids", pa.list_(pa.int32())), ("n_ids", pa.int32()), ("src_len", pa.int32()),
+               ("flipped", pa.bool_())]),
+    "xy_trtd",
+    2,
+)
+# v1, without n_ids: still read (training/data/xylent.py then takes the lengths from the ids).
+XY_TRTD_SCHEMA_V1 = _with_version(
+    pa.schema([f for f in XY_TRTD_SCHEMA if f.name != "n_ids"]),
     "xy_trtd",
     1,
 )

@@ -314,7 +314,7 @@ class DrawTrtdFn(TallyingDoFn):
                 counts[(lang, "flipped")] += flipped
                 counts[(lang, "tokens")] += len(ids)
                 yield {"id": f"{pair.pair_id}#{k}", "src_lang": src_lang, "tgt_lang": tgt_lang, "input_ids": ids,
-                       "src_len": src_len, "flipped": flipped}
+                       "n_ids": len(ids), "src_len": src_len, "flipped": flipped}
         for (lang, metric), n in sorted(counts.items()):
             self.tally("trtd", metric, lang, n)
 

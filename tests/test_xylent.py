@@ -190,6 +190,170 @@ def test_resuming_skips_exactly_the_batches_taken(xy_data):
         assert torch.equal(a["input_ids"], b["input_ids"]) and torch.equal(a["pair_index"], b["pair_index"])
 
 
+# The stream as XYBatches made it before issue 15 item 5c, when every row was read whole (ids and
+# all) in stream order: the reference the planned stream must equal, batch for batch and flip for flip.
+def reference_length_buckets(rows, budget, rng):
+    rows = sorted(rows, key=lambda r: len(r["input_ids"]))
+    batches, current = [], []
+    for row in rows:
+        if current and (len(current) + 1) * len(row["input_ids"]) > budget:
+            batches.append(current)
+            current = []
+        current.append(row)
+    if current:
+        batches.append(current)
+    rng.shuffle(batches)
+    return batches
+
+
+def reference_raw_batches(data):
+    from collections import deque
+
+    from training.data import ParquetBatches, _rng
+
+    keep = data.mono_keep
+    mrtd_pb = ParquetBatches(data.mrtd.files, data.batch_size, None, data.seed, 0, 1, data.mrtd.shuffle_buffer,
+                             columns=["input_ids"] if keep is None else ["lang", "input_ids"])
+    trtd_pb = ParquetBatches(data.trtd.files, 256, None, data.seed + 1, 0, 1, data.trtd.shuffle_buffer,
+                             columns=["src_lang", "tgt_lang", "input_ids", "src_len"])
+    slot = 0
+
+    def mrtd_batches():
+        if keep is None:
+            yield from mrtd_pb.raw_batches()
+            return
+        rng, batch = _rng(data.seed, "mono-keep", slot), []
+        for rows in mrtd_pb.raw_batches():
+            for row in rows:
+                if rng.random() < keep.get(row["lang"], 1.0):
+                    batch.append(row)
+                    if len(batch) == data.batch_size:
+                        yield batch
+                        batch = []
+
+    mrtd = mrtd_batches()
+    trtd_rows = (row for batch in trtd_pb.raw_batches() for row in batch)
+    index = {name: k for k, name in enumerate(data.pair_names)}
+    buffers = {name: [] for name in data.pair_names}
+    ready = {name: deque() for name in data.pair_names}
+    absent = set()
+
+    def refill(pair):
+        read = 0
+        while len(buffers[pair]) < data.pool_rows and read <= data.trtd_total:
+            if read == data.trtd_total and buffers[pair]:
+                break
+            row = next(trtd_rows)
+            read += 1
+            key = data_xylent.pair_key(row["src_lang"], row["tgt_lang"])
+            if len(row["input_ids"]) <= data.max_seq_len and key in index and len(buffers[key]) < data.pool_rows:
+                buffers[key].append(row)
+        if not buffers[pair]:
+            absent.add(pair)
+            return
+        rng = _rng(data.seed, "buckets", slot, pair, len(ready[pair]), read)
+        ready[pair].extend(reference_length_buckets(buffers[pair], data.budget, rng))
+        buffers[pair] = []
+
+    n = 0
+    while True:
+        if n % 2 == 0:
+            yield None, next(mrtd)
+        else:
+            while True:
+                live = [(name, w) for name, w in zip(data.pair_names, data.pair_weights.tolist())
+                        if name not in absent and w > 0]
+                u = _rng(data.seed, "pair", slot, n).random() * sum(w for _, w in live)
+                pair = live[-1][0]
+                for name, w in live:
+                    u -= w
+                    if u < 0:
+                        pair = name
+                        break
+                if not ready[pair]:
+                    refill(pair)
+                if ready[pair]:
+                    break
+            yield pair, data_xylent.flipped_at_random(ready[pair].popleft(), _rng(data.seed, "trtd-order", slot, n))
+        n += 1
+
+
+def trtd_v1_copy(xy_data: Path, out: Path) -> Path:
+    """xy_data with its TRTD shards as the job wrote them before n_ids (xy_trtd v1), row groups kept."""
+    import shutil
+
+    import pyarrow.parquet as pq
+    from corpora.schemas import XY_TRTD_SCHEMA_V1
+
+    shutil.copytree(xy_data, out)
+    for f in sorted((out / "data" / "trtd").glob("*.parquet")):
+        file = pq.ParquetFile(f)
+        groups = [file.read_row_group(g).drop_columns(["n_ids"]).cast(XY_TRTD_SCHEMA_V1)
+                  for g in range(file.num_row_groups)]
+        with pq.ParquetWriter(f, XY_TRTD_SCHEMA_V1) as writer:
+            for table in groups:
+                writer.write_table(table)
+    return out
+
+
+@pytest.mark.parametrize("alpha", [0.7, 1.0])  # MRTD thinned by language (the default), and not
+def test_planned_stream_equals_the_stream_of_whole_rows(xy_data, tmp_path, alpha):
+    cfg = tiny_cfg(mono_alpha=alpha)
+    old_data = trtd_v1_copy(xy_data, tmp_path / "v1")
+    for data in (stream(xy_data, cfg), stream(old_data, cfg)):  # lengths from n_ids, and from the ids
+        # 600 batches: past a dozen epochs of the sample's TRTD rows and dozens of its MRTD rows
+        for (pair, rows), (old_pair, old_rows) in itertools.islice(zip(data.raw_batches(), reference_raw_batches(data)), 600):
+            assert pair == old_pair and len(rows) == len(old_rows)
+            assert [{k: r[k] for k in old} for r, old in zip(rows, old_rows)] == old_rows
+    # and collated, through the DataLoader's path
+    reference = reference_raw_batches(stream(xy_data, cfg))
+    for batch, (pair, rows) in zip(itertools.islice(stream(xy_data, cfg), 40), reference):
+        assert torch.equal(batch["input_ids"], data_xylent.collate(rows, max_len=None if pair else cfg.max_seq_len)["input_ids"])
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_resuming_at_batch_30_gives_the_uninterrupted_stream(xy_data, workers):
+    from training.data import make_loader
+
+    full = list(itertools.islice(make_loader(stream(xy_data), workers), 40))
+    resumed = list(itertools.islice(make_loader(stream(xy_data, start_batch=30), workers), 10))
+    for a, b in zip(full[30:], resumed, strict=True):
+        for key in ("input_ids", "attention_mask", "pair_index"):
+            assert torch.equal(a[key], b[key])
+
+
+def test_resuming_reads_ids_only_for_the_batches_handed_out(xy_data, monkeypatch):
+    reads = {"ids": 0, "other": 0}
+    read_row_group = data_xylent.read_row_group
+
+    def counting(path, group, columns=None):
+        reads["ids" if columns is None or "input_ids" in columns else "other"] += 1
+        return read_row_group(path, group, columns)
+
+    monkeypatch.setattr(data_xylent, "read_row_group", counting)
+    data = stream(xy_data, start_batch=3000)  # ~100 epochs of the sample's TRTD rows, ~200 of its MRTD rows
+    groups = len(data.mrtd.units) + len(data.trtd.units)
+    batches = list(itertools.islice(data, 4))
+    assert len(batches) == 4 and batches[1]["pair_index"][0] >= 0
+    assert reads["other"] > 100 * groups  # the skipped batches were planned, on the narrow columns
+    assert reads["ids"] <= groups  # ids only for the 4 batches handed out: each row group at most once
+    reads.update(ids=0, other=0)
+    list(itertools.islice(stream(xy_data), 3004))
+    assert reads["ids"] > 100 * groups  # what the uninterrupted stream reads to get there
+
+
+def test_trtd_rows_store_their_length(xy_data, tmp_path):
+    import pyarrow.parquet as pq
+    from corpora.schemas import XY_TRTD_SCHEMA, check_schema
+
+    for f in data_xylent.shards(xy_data, "trtd"):
+        check_schema(pq.read_schema(f), XY_TRTD_SCHEMA, str(f))  # v2, with n_ids
+    rows = pq_rows(xy_data / "data" / "trtd")
+    assert rows and all(r["n_ids"] == len(r["input_ids"]) for r in rows)
+    # shards written before n_ids are still read
+    assert data_xylent.check_folder(trtd_v1_copy(xy_data, tmp_path / "v1")) == data_xylent.check_folder(xy_data)
+
+
 def test_missing_data_is_one_clear_error(tmp_path, xy_data):
     import shutil
 

@@ -32,7 +32,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from corpora.schemas import XY_MRTD_SCHEMA, XY_TRTD_SCHEMA
+from corpora.schemas import XY_MRTD_SCHEMA, XY_TRTD_SCHEMA, XY_TRTD_SCHEMA_V1
 from training.data import check_shards, read_metadata, read_row_group
 
 DECODING_THRESHOLD = 0.5  # sigmoid(S) > 0.5, i.e. logit > 0: training.finetune's --threshold default
@@ -386,7 +386,7 @@ class HeldOut:
         limit = cfg.eval_batches * cfg.batch_size
         if model_name == "xylent":
             check_shards(files[0], XY_MRTD_SCHEMA)
-            check_shards(files[1], XY_TRTD_SCHEMA)
+            check_shards(files[1], XY_TRTD_SCHEMA, older=(XY_TRTD_SCHEMA_V1,))
             # Half the batches from each task; a TRTD pair longer than the model is skipped, as in training.
             mrtd = read_rows(files[0], ["lang", "input_ids"], (cfg.eval_batches + 1) // 2 * cfg.batch_size)
             trtd = [r for r in read_rows(files[1], ["src_lang", "tgt_lang", "input_ids"], 4 * limit)

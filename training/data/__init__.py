@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from corpora.schemas import MRC_SCHEMA, check_schema
+from corpora.schemas import MRC_SCHEMA, SchemaMismatch, check_schema
 
 
 class DataError(ValueError):
@@ -89,21 +89,32 @@ def list_shards(data_dir: str | Path, split: str = "train") -> list[Path]:
     return files
 
 
-def check_shards(files: list[Path], schema=MRC_SCHEMA) -> int:
-    """Check every shard against the contract and return the total row count (from footers only).
+def check_shards(files: list[Path], schema=MRC_SCHEMA, older: tuple = ()) -> int:
+    """Check every shard against the contract (or one of the `older` versions the reader still
+    handles) and return the total row count (from footers only).
 
     The data jobs write every shard, empty ones too (pipelines/common.py), so an empty shard is fine;
     shards that are all empty are not: there is nothing to train on."""
     total = 0
     for f in files:
         meta = read_metadata(f)
-        check_schema(meta.schema.to_arrow_schema(), schema, str(f))
+        found = meta.schema.to_arrow_schema()
+        if not any(_matches(found, old) for old in older):
+            check_schema(found, schema, str(f))
         total += meta.num_rows
     if files and not total:
         where = str(files[0]) if len(files) == 1 else f"{files[0].parent}: all {len(files)} shards ({files[0].name} …)"
         raise DataError(f"{where}: 0 rows; the data job kept nothing (see its dead_letter/ and stats), "
                         "run it again on more input")
     return total
+
+
+def _matches(found: pa.Schema, expected: pa.Schema) -> bool:
+    try:
+        check_schema(found, expected, "")
+    except SchemaMismatch:
+        return False
+    return True
 
 
 def _rng(*key) -> random.Random:

@@ -3,7 +3,7 @@ the configs, flags and hooks, is training/recipes/xylent.py).
 
 Data: the xy_corpus job's --output (pipelines/xy_corpus.py; DESIGN.md §2):
     data/mrtd/train-*.parquet   XY_MRTD_SCHEMA  packed monolingual sequences of ≤ 512 ids, `<s> …`
-    data/trtd/train-*.parquet   XY_TRTD_SCHEMA  `<s> x </s> y </s>`, language order flipped at write time
+    data/trtd/train-*.parquet   XY_TRTD_SCHEMA  `<s> x </s> y </s>` and its length n_ids, order flipped at write time
     pair_probs.parquet          XY_PAIR_PROBS_SCHEMA  the Sinkhorn sampling probability of each pair
     spm.model                   the vocap SentencePiece model the ids are from
 
@@ -22,22 +22,29 @@ The stream (`XYBatches`), per DDP rank and DataLoader worker:
   (Appendix A: "the max one is chosen across the batch");
 - each stream is a training.data.ParquetBatches (seeded, split by rank and worker); the choices made
   on top (which pair, the order of bucketed batches) come from generators keyed on (seed, slot,
-  batch), so the whole stream is a function of the seed and the weights, and resuming replays it
-  and skips the batches already taken, without collating them.
+  batch), so the whole stream is a function of the seed and the weights.
+
+Those choices depend on row contents (MRTD thinning on `lang`, TRTD pools on the pair and on
+`n_ids`), so the stream is planned on those narrow columns alone: each row goes through thinning,
+pools and buckets as a record (its row group, its row, its narrow columns), and `input_ids` is read,
+a row group at a time, only for the batches handed out. Resuming therefore replays the plan from
+the start and skips the batches already taken without reading their ids or collating them. TRTD shards written
+before n_ids (xy_trtd v1) still work: their lengths come from the ids, read for every planned row.
 """
 from __future__ import annotations
 
 import random
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA, check_schema
+from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA, XY_TRTD_SCHEMA_V1, check_schema
 from corpora.vocap import PAD_ID
-from training.data import ParquetBatches, _rng, check_shards, read_metadata, read_table
+from training.data import ParquetBatches, _rng, check_shards, read_metadata, read_row_group, read_table
 
 
 # ---- the data folder ----
@@ -113,7 +120,8 @@ def smoothed_keep_rates(rows_by_lang: dict[str, int], alpha: float) -> dict[str,
 
 def check_folder(data_dir: str | Path) -> int:
     """Both tasks' shards against their contracts, pair_probs and spm.model present; total rows."""
-    rows = check_shards(shards(data_dir, "mrtd"), XY_MRTD_SCHEMA) + check_shards(shards(data_dir, "trtd"), XY_TRTD_SCHEMA)
+    rows = (check_shards(shards(data_dir, "mrtd"), XY_MRTD_SCHEMA)
+            + check_shards(shards(data_dir, "trtd"), XY_TRTD_SCHEMA, older=(XY_TRTD_SCHEMA_V1,)))
     read_pair_probs(data_dir)
     artefact(data_dir, "spm.model")
     return rows
@@ -152,15 +160,22 @@ def flipped_at_random(rows: list[dict], rng: random.Random) -> list[dict]:
     return out
 
 
-def length_buckets(rows: list[dict], budget: int, rng: random.Random) -> list[list[dict]]:
-    """Rows sorted by length, cut into batches of at most `budget` padded tokens (rows x longest),
-    the batches in a seeded order so that short and long ones alternate at random."""
-    rows = sorted(rows, key=lambda r: len(r["input_ids"]))
-    batches: list[list[dict]] = []
-    current: list[dict] = []
+class Record(NamedTuple):
+    """A row of the stream before its ids are read: where it is, and its narrow columns."""
+    unit: tuple[int, int]  # (file index, row group), as ParquetBatches names a row group
+    row: int
+    cols: dict
+
+
+def length_buckets(rows: list[Record], budget: int, rng: random.Random) -> list[list[Record]]:
+    """Rows sorted by length (n_ids), cut into batches of at most `budget` padded tokens (rows x
+    longest), the batches in a seeded order so that short and long ones alternate at random."""
+    rows = sorted(rows, key=lambda r: r.cols["n_ids"])
+    batches: list[list[Record]] = []
+    current: list[Record] = []
     for row in rows:
         # sorted ascending, so the row being added is the batch's longest
-        if current and (len(current) + 1) * len(row["input_ids"]) > budget:
+        if current and (len(current) + 1) * row.cols["n_ids"] > budget:
             batches.append(current)
             current = []
         current.append(row)
@@ -171,6 +186,106 @@ def length_buckets(rows: list[dict], budget: int, rng: random.Random) -> list[li
 
 
 # ---- the stream ----
+
+class _TaskRows:
+    """One task's rows for one pass over the stream: positions become Records (their narrow columns
+    read a row group at a time), and the wide columns are read only for the batches handed out.
+
+    A row group's wide columns are kept while it still has positions to come (read once, as
+    ParquetBatches does); once all its positions are Records, only the rows still waiting in a pool or
+    a partial batch keep theirs, so that a down-weighted pair's few pooled rows do not hold whole
+    row groups in memory."""
+
+    def __init__(self, batches: ParquetBatches, narrow: list[str], wide: list[str], reading: bool,
+                 ids_for_lengths: set[int] = frozenset()):
+        self.batches, self.narrow, self.wide = batches, narrow, wide
+        # False while the batches being planned are skipped ones; from the first batch handed out on,
+        # every row is handed out, so a row group's wide columns come in the same read as its narrow ones.
+        self.reading = reading
+        self.ids_for_lengths = ids_for_lengths  # files without n_ids (xy_trtd v1)
+        self.open: Counter = Counter()  # per row group, its positions not yet made Records
+        self.waiting: dict[tuple, dict[int, int]] = {}  # per row group, its Records not yet settled: row -> count
+        self.tables: dict[tuple, list[dict]] = {}  # wide columns of row groups still open
+        self.kept: dict[tuple, dict] = {}  # wide columns of waiting rows of closed row groups
+
+    def _read(self, unit: tuple[int, int], columns: list[str]) -> list[dict]:
+        file_index, group = unit
+        return read_row_group(self.batches.files[file_index], group, columns)
+
+    def _read_planned(self, unit: tuple[int, int]) -> list[dict]:
+        """The narrow columns of a row group being opened (with the wide ones once reading)."""
+        columns = list(self.narrow)
+        lengths_from_ids = "n_ids" in columns and unit[0] in self.ids_for_lengths
+        if lengths_from_ids:
+            columns[columns.index("n_ids")] = "input_ids"
+        if self.reading:
+            columns += [c for c in self.wide if c not in columns]
+        if not columns:
+            return [{}] * self.batches.unit_rows[unit]
+        rows = self._read(unit, columns)
+        if lengths_from_ids:
+            for row in rows:
+                row["n_ids"] = len(row["input_ids"] if self.reading else row.pop("input_ids"))
+        if self.reading:
+            self.tables[unit] = rows
+        return rows
+
+    def records(self) -> Iterator[list[Record]]:
+        """ParquetBatches' batches of positions, as Records."""
+        narrow: dict[tuple, list[dict]] = {}
+        open_, waiting_by_unit = self.open, self.waiting
+        for batch in self.batches.position_batches(open_):
+            records = []
+            for unit, row in batch:
+                table = narrow.get(unit)
+                if table is None:
+                    table = narrow[unit] = self._read_planned(unit)
+                records.append(Record(unit, row, table[row]))
+                waiting = waiting_by_unit.get(unit)
+                if waiting is None:
+                    waiting = waiting_by_unit[unit] = {}
+                waiting[row] = waiting.get(row, 0) + 1
+                open_[unit] -= 1
+                if not open_[unit]:
+                    del open_[unit], narrow[unit]
+                    table = self.tables.pop(unit, None)
+                    if table is not None:
+                        self.kept.update(((unit, r), table[r]) for r in waiting)
+            yield records
+
+    def rows(self, records: list[Record]) -> list[dict]:
+        """The records' rows, narrow and wide columns."""
+        out = []
+        for unit, row, cols in records:
+            table = self.tables.get(unit)
+            if table is not None:
+                wide = table[row]
+            elif (unit, row) in self.kept:
+                wide = self.kept[(unit, row)]
+            else:
+                table = self._read(unit, self.wide)
+                if unit in self.open:
+                    self.tables[unit] = table
+                else:
+                    self.kept.update(((unit, r), table[r]) for r in self.waiting[unit])
+                wide = table[row]
+            out.append({**cols, **wide})
+        return out
+
+    def settle(self, records: list[Record]) -> None:
+        """The records are done with: in a batch (handed out or skipped), or dropped."""
+        for unit, row, _ in records:
+            waiting = self.waiting[unit]
+            left = waiting[row] - 1
+            if left:
+                waiting[row] = left
+                continue
+            del waiting[row]
+            if self.kept:
+                self.kept.pop((unit, row), None)
+            if not waiting:
+                del self.waiting[unit]
+
 
 class XYBatches(IterableDataset):
     """Endless alternating MRTD / TRTD batches (module docstring); `pair_weights` is in shared
@@ -191,15 +306,15 @@ class XYBatches(IterableDataset):
         self.pool_rows = max(1, pool_rows)
         self.seed = seed
         self.start_batch = start_batch
-        self.trtd_total = sum(read_metadata(f).num_rows for f in trtd_files)
-        # start_batch is passed on only for the worker rotation (ParquetBatches._slot); skipping is
-        # done here, on the combined stream.
+        footers = [read_metadata(f) for f in trtd_files]
+        self.trtd_total = sum(meta.num_rows for meta in footers)
+        self.trtd_ids_for_lengths = {k for k, meta in enumerate(footers) if "n_ids" not in meta.schema.to_arrow_schema().names}
         # None: every MRTD row in the corpus's proportions; else the share of each language's rows kept.
         self.mono_keep = mono_keep
-        self.mrtd = ParquetBatches(mrtd_files, batch_size, None, seed, rank, world_size, shuffle_buffer, start_batch,
-                                   columns=["input_ids"] if mono_keep is None else ["lang", "input_ids"])
-        self.trtd = ParquetBatches(trtd_files, 256, None, seed + 1, rank, world_size, shuffle_buffer, start_batch,
-                                   columns=["src_lang", "tgt_lang", "input_ids", "src_len"])
+        # Planners of row positions only (rows are read by _TaskRows); start_batch is passed on only
+        # for the worker rotation (ParquetBatches._slot): skipping is done here, on the combined stream.
+        self.mrtd = ParquetBatches(mrtd_files, batch_size, None, seed, rank, world_size, shuffle_buffer, start_batch)
+        self.trtd = ParquetBatches(trtd_files, 256, None, seed + 1, rank, world_size, shuffle_buffer, start_batch)
 
     def set_pair_weights(self, weights) -> None:
         weights = torch.as_tensor(weights, dtype=torch.float64).cpu()
@@ -212,27 +327,28 @@ class XYBatches(IterableDataset):
         worker, workers = (info.id, info.num_workers) if info else (0, 1)
         return (worker + self.start_batch) % workers, workers  # the rotation of ParquetBatches._slot
 
-    def _mrtd_batches(self, slot: int) -> Iterator[list[dict]]:
+    def _mrtd_batches(self, slot: int, mrtd: _TaskRows) -> Iterator[list[Record]]:
         if self.mono_keep is None:
-            yield from self.mrtd.raw_batches()
+            yield from mrtd.records()
             return
         # One generator drawn in stream order: the stream is replayed from its start on resume.
         rng, batch = _rng(self.seed, "mono-keep", slot), []
-        for rows in self.mrtd.raw_batches():
-            for row in rows:
-                if rng.random() < self.mono_keep.get(row["lang"], 1.0):
-                    batch.append(row)
+        for records in mrtd.records():
+            for record in records:
+                if rng.random() < self.mono_keep.get(record.cols["lang"], 1.0):
+                    batch.append(record)
                     if len(batch) == self.batch_size:
                         yield batch
                         batch = []
+                else:
+                    mrtd.settle([record])
 
-    def raw_batches(self) -> Iterator[tuple[str | None, list[dict]]]:
-        """(pair or None for MRTD, rows), uncollated."""
-        slot = self.mrtd._slot()[0]
-        mrtd = self._mrtd_batches(slot)
-        trtd_rows = (row for batch in self.trtd.raw_batches() for row in batch)
+    def _plan(self, slot: int, mrtd_rows: _TaskRows, trtd_rows: _TaskRows) -> Iterator[tuple[str | None, list[Record]]]:
+        """(pair or None for MRTD, records): the whole stream, chosen on the narrow columns."""
+        mrtd = self._mrtd_batches(slot, mrtd_rows)
+        trtd = (record for records in trtd_rows.records() for record in records)
         index = {name: k for k, name in enumerate(self.pair_names)}
-        buffers: dict[str, list[dict]] = {name: [] for name in self.pair_names}
+        buffers: dict[str, list[Record]] = {name: [] for name in self.pair_names}
         ready: dict[str, deque] = {name: deque() for name in self.pair_names}
         absent: set[str] = set()  # pairs this slot's share of the shards does not hold
         self.skipped = {"trtd_too_long": 0, "trtd_unknown_pair": 0, "trtd_buffer_full": 0}
@@ -243,17 +359,19 @@ class XYBatches(IterableDataset):
             while len(buffers[pair]) < self.pool_rows and read <= self.trtd_total:
                 if read == self.trtd_total and buffers[pair]:
                     break
-                row = next(trtd_rows)
+                record = next(trtd)
                 read += 1
-                key = pair_key(row["src_lang"], row["tgt_lang"])
-                if len(row["input_ids"]) > self.max_seq_len:
+                key = pair_key(record.cols["src_lang"], record.cols["tgt_lang"])
+                if record.cols["n_ids"] > self.max_seq_len:
                     self.skipped["trtd_too_long"] += 1  # cutting a pair would cut its second sentence
                 elif key not in index:
                     self.skipped["trtd_unknown_pair"] += 1  # a pair pair_probs gives no probability
                 elif len(buffers[key]) >= self.pool_rows:
                     self.skipped["trtd_buffer_full"] += 1  # a down-weighted pair: its surplus rows are skipped
                 else:
-                    buffers[key].append(row)
+                    buffers[key].append(record)
+                    continue
+                trtd_rows.settle([record])
             if not buffers[pair]:
                 absent.add(pair)
                 return
@@ -283,16 +401,34 @@ class XYBatches(IterableDataset):
                         refill(pair)
                     if ready[pair]:
                         break
-                yield pair, flipped_at_random(ready[pair].popleft(), _rng(self.seed, "trtd-order", slot, n))
+                yield pair, ready[pair].popleft()
             n += 1
+
+    def _batches(self, skip: int = 0) -> Iterator[tuple[str | None, list[dict]]]:
+        """(pair or None, rows) after the first `skip` batches, which are planned but whose ids are never read."""
+        slot = self.mrtd._slot()[0]
+        mrtd = _TaskRows(self.mrtd, [] if self.mono_keep is None else ["lang"], ["input_ids"], not skip)
+        trtd = _TaskRows(self.trtd, ["src_lang", "tgt_lang", "n_ids"], ["input_ids", "src_len"], not skip,
+                         self.trtd_ids_for_lengths)
+        for n, (pair, records) in enumerate(self._plan(slot, mrtd, trtd)):
+            task = mrtd if pair is None else trtd
+            if n == skip:
+                mrtd.reading = trtd.reading = True
+            rows = task.rows(records) if n >= skip else None
+            task.settle(records)
+            if rows is None:
+                continue
+            # The order is drawn at the batch (a generator of its own), so a skipped batch draws nothing.
+            yield pair, rows if pair is None else flipped_at_random(rows, _rng(self.seed, "trtd-order", slot, n))
+
+    def raw_batches(self) -> Iterator[tuple[str | None, list[dict]]]:
+        """(pair or None for MRTD, rows), uncollated."""
+        return self._batches()
 
     def __iter__(self) -> Iterator[dict]:
         worker, workers = self._worker()
-        skip = len(range(worker, self.start_batch, workers))
         index = {name: k for k, name in enumerate(self.pair_names)}
-        for n, (pair, rows) in enumerate(self.raw_batches()):
-            if n < skip:
-                continue
+        for pair, rows in self._batches(skip=len(range(worker, self.start_batch, workers))):
             if pair is None:
                 yield collate(rows, max_len=self.max_seq_len)
             else:
