@@ -135,6 +135,31 @@ def test_few_shot_command_end_to_end_with_both_heads(data, tiny_clism, tmp_path,
     assert {r["train_examples"] for r in runs} == {4, 8}
 
 
+def test_several_eval_files_are_each_scored_and_averaged(data, tiny_clism, tmp_path, capsys):
+    """XQuAD's languages in one run: each file's F1/EM, their mean as the run's, a table per file."""
+    second = squad_file(tmp_path / "eval.de.json", 6)
+    result = finetune_clism.main(["--init", str(tiny_clism), "--train", str(data / "train.json"),
+                                  "--eval", str(data / "eval.json"), str(second), "--output", str(tmp_path / "out"),
+                                  "--few_shot", "4", "--seeds", "2", "--max_steps", "2", "--head", "standard",
+                                  "--batch_size", "4"])
+    printed = capsys.readouterr().out
+    for run in result["runs"]:
+        assert set(run["by_eval"]) == {"eval", "eval.de"}
+        for key in ("f1", "exact_match"):
+            assert run[key] == pytest.approx((run["by_eval"]["eval"][key] + run["by_eval"]["eval.de"][key]) / 2)
+    summary = result["summary"][0]
+    assert summary["by_eval"]["eval.de"]["f1"]["mean"] == pytest.approx(
+        sum(r["by_eval"]["eval.de"]["f1"] for r in result["runs"]) / 2)
+    assert "eval.de" in printed and f"{summary['by_eval']['eval.de']['f1']['mean']:.2f}" in printed
+
+    full = finetune_clism.main(["--init", str(tiny_clism), "--train", str(data / "train.json"),
+                                "--eval", str(data / "eval.json"), str(second), "--output", str(tmp_path / "full"),
+                                "--max_steps", "1", "--head", "standard", "--batch_size", "4"])
+    assert set(full["runs"][0]["by_eval"]) == {"eval", "eval.de"}
+    saved = json.loads((tmp_path / "full" / "standard" / "predictions" / "eval.de.json").read_text())
+    assert set(saved) == {f"q{k}" for k in range(6)}
+
+
 def test_plain_xlmr_init_gets_a_que_row_and_too_many_shots_is_one_line(data, tmp_path):
     from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaModel
     examples = squad.read_squad(data / "train.json")

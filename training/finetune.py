@@ -265,28 +265,12 @@ def resolve(args: argparse.Namespace) -> argparse.Namespace:
     return args
 
 
-def eval_labels(paths: list[str]) -> list[str]:
-    """A short, unique name per evaluation file: xquad.de.json.gz -> xquad.de."""
-    names = []
-    for path in paths:
-        name = Path(path).name.removesuffix(".gz")
-        name = name.rsplit(".", 1)[0] if "." in name else name
-        names.append(name if name not in names else f"{name}#{len(names)}")
-    return names
-
-
-def mean_metrics(by_eval: dict[str, dict]) -> dict:
-    """Each numeric metric averaged over the evaluation files (XQuAD's cross-lingual average)."""
-    keys = [k for k, v in next(iter(by_eval.values())).items() if isinstance(v, (int, float))]
-    return {k: sum(m[k] for m in by_eval.values()) / len(by_eval) for k in keys}
-
-
 def evaluate_all(task, eval_sets: dict[str, list], tokenizer, forward) -> tuple[dict, dict, dict]:
     """(metrics, metrics per file, predictions per file); metrics is the one file's, or the mean over several."""
     by_eval, predictions = {}, {}
     for label, examples in eval_sets.items():
         by_eval[label], predictions[label] = task.evaluate(examples, tokenizer, forward)
-    metrics = next(iter(by_eval.values())) if len(by_eval) == 1 else mean_metrics(by_eval)
+    metrics = next(iter(by_eval.values())) if len(by_eval) == 1 else finetune_loop.mean_metrics(by_eval)
     return metrics, by_eval, predictions
 
 
@@ -309,7 +293,7 @@ def finetune(args: argparse.Namespace) -> dict:
     task = TASKS[args.task](args)
     train_examples = task.read(args.train)[: args.max_train_examples]
     eval_sets = {label: task.read(path, for_eval=True)[: args.max_eval_examples]
-                 for label, path in zip(eval_labels(args.eval), args.eval)}
+                 for label, path in zip(finetune_loop.eval_labels(args.eval), args.eval)}
     if not train_examples:
         raise ValueError(f"--train {args.train}: no examples")
     quiet_transformers_progress()

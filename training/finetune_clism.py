@@ -4,7 +4,7 @@ or the standard way without it, in full-data or the paper's few-shot protocol (A
     # the paper's few-shot protocol: 64...1024 examples, 5 samples (seeds) each, 200 steps each
     python -m training.finetune_clism --init runs/clism/final --train squad/train-v1.1.json \\
         --eval mlqa/dev-context-de-question-de.json --output runs/fewshot --few_shot 64,128,256,512,1024
-    # the same with both heads, for the comparison
+    # the same with both heads, for the comparison; several --eval files are each scored (and averaged)
     python -m training.finetune_clism ... --few_shot 64,128,256,512,1024 --head que standard
     # full data (paper Appendix C: batch 32, lr 3e-5, 384 subwords, 5 epochs)
     python -m training.finetune_clism --init runs/clism/final --train ... --eval ... --output runs/full
@@ -32,6 +32,9 @@ fresh model is loaded from --init, trained --max_steps steps (paper: 200) and sc
 command prints the mean and the spread (sample standard deviation, min, max) of F1 and EM over the
 seeds. OUTPUT receives metrics.json (every run and the summary) and, in full-data mode, the model
 (OUTPUT/<head>/final/, save_pretrained) and predictions.
+--eval may name several files (XQuAD's languages): each is scored, F1/EM are their mean, `by_eval`
+in metrics.json (and a per-file table in the few-shot printout) holds each, and predictions go to
+OUTPUT/<head>/predictions/<file label>.json.
 """
 from __future__ import annotations
 
@@ -194,8 +197,10 @@ def evaluate(model, collator: QACollator, examples, tokenizer, args, head: str, 
     return squad.squad_evaluate(examples, predictions), predictions
 
 
-def finetune_once(args, head: str, train_examples, eval_examples, seed: int, max_steps: int | None,
+def finetune_once(args, head: str, train_examples, eval_sets: dict[str, list], seed: int, max_steps: int | None,
                   save_to: Path | None = None) -> dict:
+    """Train once and score every evaluation set; f1/exact_match are the one set's, or their mean over
+    several (by_eval holds each), as training.finetune reports them."""
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
     torch.manual_seed(seed)  # the fresh head (standard, or W_s/W_e on a plain XLM-R) and dropout
@@ -218,13 +223,22 @@ def finetune_once(args, head: str, train_examples, eval_examples, seed: int, max
         grad_clip=args.grad_clip, seed=seed, device=device, log_every=args.log_every,
         progress=None if args.no_progress else {"desc": f"{head} n={len(train_examples)} seed={seed}", "leave": False})
     counts.update(trained.counts)
-    metrics, predictions = evaluate(model, collator, eval_examples, tokenizer, args, head, device, autocast)
+    by_eval, predictions = {}, {}
+    for label, examples in eval_sets.items():
+        by_eval[label], predictions[label] = evaluate(model, collator, examples, tokenizer, args, head, device, autocast)
+    metrics = next(iter(by_eval.values())) if len(by_eval) == 1 else finetune_loop.mean_metrics(by_eval)
     if save_to is not None:
         model.save_pretrained(save_to / "final")
         tokenizer.save_pretrained(save_to / "final")
-        (save_to / "predictions.json").write_text(json.dumps(predictions, indent=2, ensure_ascii=False))
+        if len(predictions) == 1:
+            (save_to / "predictions.json").write_text(json.dumps(next(iter(predictions.values())), indent=2, ensure_ascii=False))
+        else:  # one file per evaluation set, named by its label
+            (save_to / "predictions").mkdir(parents=True, exist_ok=True)
+            for label, answers in predictions.items():
+                (save_to / "predictions" / f"{label}.json").write_text(json.dumps(answers, indent=2, ensure_ascii=False))
     return {"head": head, "seed": seed, "train_examples": len(train_examples), "train_windows": len(rows),
             "steps": max_steps, "train_seconds": trained.seconds, **metrics,
+            **({"by_eval": by_eval} if len(by_eval) > 1 else {}),
             "losses": [{"step": r["step"], "loss": r["loss"]} for r in trained.losses], "counts": dict(counts)}
 
 
@@ -235,7 +249,7 @@ def spread(values: list[float]) -> dict:
             "min": min(values), "max": max(values)}
 
 
-def few_shot(args, train_examples, eval_examples) -> dict:
+def few_shot(args, train_examples, eval_sets: dict[str, list]) -> dict:
     runs, summary = [], []
     for n in args.few_shot:
         if n > len(train_examples):
@@ -245,16 +259,33 @@ def few_shot(args, train_examples, eval_examples) -> dict:
             for seed in range(args.seed, args.seed + args.seeds):
                 # The sample depends on (n, seed) only, so both heads see the same examples.
                 sample = random.Random(seed).sample(train_examples, n)
-                r = finetune_once(args, head, sample, eval_examples, seed, args.max_steps or 200)
+                r = finetune_once(args, head, sample, eval_sets, seed, args.max_steps or 200)
                 results.append(r)
                 print(f"few-shot {head} n={n} seed={seed}: F1 {r['f1']:.2f} EM {r['exact_match']:.2f} "
                       f"({r['train_seconds']:.1f}s)", file=sys.stderr)
             runs.extend(results)
-            summary.append({"head": head, "examples": n, "seeds": len(results),
-                            "f1": spread([r["f1"] for r in results]),
-                            "exact_match": spread([r["exact_match"] for r in results])})
+            entry = {"head": head, "examples": n, "seeds": len(results),
+                     "f1": spread([r["f1"] for r in results]),
+                     "exact_match": spread([r["exact_match"] for r in results])}
+            if len(eval_sets) > 1:
+                entry["by_eval"] = {label: {"f1": spread([r["by_eval"][label]["f1"] for r in results]),
+                                            "exact_match": spread([r["by_eval"][label]["exact_match"] for r in results])}
+                                    for label in eval_sets}
+            summary.append(entry)
+    if len(eval_sets) > 1:
+        print(format_by_eval(summary))
     print(format_summary(summary))
     return {"runs": runs, "summary": summary}
+
+
+def format_by_eval(summary: list[dict]) -> str:
+    """Mean F1 per evaluation set (rows) for each (head, examples) (columns)."""
+    labels = list(summary[0]["by_eval"])
+    columns = [f"{s['head']} n={s['examples']}" for s in summary]
+    lines = [f"{'F1':<12}" + "".join(f"{c:>16}" for c in columns)]
+    for label in labels:
+        lines.append(f"{label:<12}" + "".join(f"{s['by_eval'][label]['f1']['mean']:>16.2f}" for s in summary))
+    return "\n".join(lines)
 
 
 def format_summary(summary: list[dict]) -> str:
@@ -267,12 +298,15 @@ def format_summary(summary: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def full_data(args, train_examples, eval_examples, out: Path) -> dict:
+def full_data(args, train_examples, eval_sets: dict[str, list], out: Path) -> dict:
     runs = []
     for head in args.head:
-        r = finetune_once(args, head, train_examples, eval_examples, args.seed, args.max_steps, save_to=out / head)
+        r = finetune_once(args, head, train_examples, eval_sets, args.seed, args.max_steps, save_to=out / head)
         runs.append(r)
-        print(f"{head}: F1 {r['f1']:.2f} EM {r['exact_match']:.2f} ({r['steps']} steps, {r['train_seconds']:.1f}s)")
+        for label, m in r.get("by_eval", {}).items():
+            print(f"{head} {label}: F1 {m['f1']:.2f} EM {m['exact_match']:.2f}")
+        mean = f" (mean of {len(eval_sets)})" if len(eval_sets) > 1 else ""
+        print(f"{head}: F1 {r['f1']:.2f} EM {r['exact_match']:.2f}{mean} ({r['steps']} steps, {r['train_seconds']:.1f}s)")
     return {"runs": runs}
 
 
@@ -297,8 +331,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="let --init's tokenizer run the Python code it ships (an auto_map); off: refused")
     p.add_argument("--train", metavar="FILE", help="SQuAD v1.1-format JSON to train on (English SQuAD in the paper; "
                    "default: the bundled sample, 135 questions of XQuAD en)")
-    p.add_argument("--eval", metavar="FILE", help="SQuAD v1.1-format JSON to score (MLQA, XQuAD; default: the bundled "
-                   "sample, 37 questions of XQuAD de)")
+    p.add_argument("--eval", metavar="FILE", nargs="+",
+                   help="SQuAD v1.1-format JSON file(s) to score (MLQA, XQuAD; default: the bundled sample, 37 "
+                   "questions of XQuAD de); several files are scored one by one (each file's F1/EM and their mean, "
+                   "e.g. XQuAD's 12 languages)")
     p.add_argument("--output", default="./output/finetune_clism", metavar="DIR",
                    help="run folder: metrics.json; full data: <head>/final and predictions (default: %(default)s)")
     p.add_argument("--no_progress", action="store_true", help="no progress bars")
@@ -338,19 +374,22 @@ def main(argv=None) -> dict:
         if getattr(args, flag) is None:
             setattr(args, flag, sample)
             print(f"training.finetune_clism: --{flag} {sample} (bundled sample)", file=sys.stderr)
+    if isinstance(args.eval, str):
+        args.eval = [args.eval]
     quiet_transformers_progress()
     try:
         # Once, not per run: every run of a few-shot sweep loads the same --init.
         args.max_seq_len = clamp_max_seq_len(args.max_seq_len, XLMRobertaConfig.from_pretrained(args.init),
                                              "training.finetune_clism")
         train_examples = squad.read_squad(args.train)
-        eval_examples = squad.read_squad(args.eval)[: args.max_eval_examples]
+        eval_sets = {label: squad.read_squad(path)[: args.max_eval_examples]
+                     for label, path in zip(finetune_loop.eval_labels(args.eval), args.eval)}
         if not train_examples:
             raise ValueError(f"--train {args.train}: no examples")
         if args.few_shot:
-            result = few_shot(args, train_examples, eval_examples)
+            result = few_shot(args, train_examples, eval_sets)
         else:
-            result = full_data(args, train_examples[: args.max_train_examples], eval_examples, out)
+            result = full_data(args, train_examples[: args.max_train_examples], eval_sets, out)
     except (FileNotFoundError, ValueError, NonFiniteError) as e:
         sys.exit(f"training.finetune_clism: {e}")
     except OSError as e:  # transformers' way of saying "no such folder, and not on the hub (or offline)"

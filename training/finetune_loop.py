@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
@@ -109,3 +110,21 @@ def train(model: torch.nn.Module, rows: list[dict], collate: Callable[[list[dict
         bar.close()
     result.seconds = time.perf_counter() - start
     return result
+
+
+# ---- several evaluation files ----
+
+def eval_labels(paths: list[str]) -> list[str]:
+    """A short, unique name per evaluation file: xquad.de.json.gz -> xquad.de."""
+    names = []
+    for path in paths:
+        name = Path(path).name.removesuffix(".gz")
+        name = name.rsplit(".", 1)[0] if "." in name else name
+        names.append(name if name not in names else f"{name}#{len(names)}")
+    return names
+
+
+def mean_metrics(by_eval: dict[str, dict]) -> dict:
+    """Each numeric metric averaged over the evaluation files (XQuAD's cross-lingual average)."""
+    keys = [k for k, v in next(iter(by_eval.values())).items() if isinstance(v, (int, float))]
+    return {k: sum(m[k] for m in by_eval.values()) / len(by_eval) for k in keys}
