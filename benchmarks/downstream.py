@@ -4,9 +4,12 @@
     python benchmarks/downstream.py wikiann --init /tmp/e5-small --output /tmp/downstream
     python benchmarks/downstream.py pawsx   --init /tmp/e5-small --output /tmp/downstream
     python benchmarks/downstream.py xquad   --init /tmp/e5-small runs/mpmr/final --labels e5 e5+mPMR ...   # an ablation
+    python benchmarks/downstream.py xquad   --init /tmp/e5-small --qa_head standard ...   # start/end head baseline
 
-Each (init, seed) is one `python -m training.finetune` process (--jobs of them at a time) that trains and then scores every
-evaluation file of the task (`--eval` with several files). Its folder OUTPUT/TASK/LABEL/seedS keeps
+Each (init, seed) is one `python -m training.finetune` process (--jobs of them at a time) that trains
+and then scores every evaluation file of the task (`--eval` with several files). With --qa_head
+(xquad only) it is `training.finetune_clism --head standard|que` instead: the usual start/end
+classifier, or CLISM's [QUE] head. Its folder OUTPUT/TASK/LABEL/seedS keeps
 metrics.json and the predictions; a run whose metrics.json exists is not run again, so an interrupted
 benchmark resumes and a new --init adds a column. The fine-tuned weights (final/, 470 MB for
 e5-small) are deleted unless --keep_models. The table (printed and written to
@@ -108,9 +111,25 @@ TASKS = {  # name: (training.finetune --task, files and flags, metrics in the ta
 
 def finetune_command(args, task: str, init: str, seed: int, train: Path, evals: list[Path], flags: list[str],
                      out: Path) -> list[str]:
-    return [sys.executable, "-m", "training.finetune", "--task", task, "--init", init, "--train", str(train),
-            "--eval", *map(str, evals), "--output", str(out), "--seed", str(seed), *flags,
-            "--device", args.device, "--no_progress", "--log_every", "20", *args.extra]
+    common = ["--init", init, "--train", str(train), "--eval", *map(str, evals), "--output", str(out),
+              "--seed", str(seed), *flags, "--device", args.device, "--no_progress", "--log_every", "20"]
+    if args.qa_head != "mrc":
+        # training.finetune_clism's defaults are the CLISM paper's (warm-up 10%, no weight decay): set
+        # to training.finetune's, so that only the head differs between the columns.
+        return [sys.executable, "-m", "training.finetune_clism", "--head", args.qa_head, *common,
+                "--warmup_ratio", "0.06", "--weight_decay", "0.01", *args.extra]
+    return [sys.executable, "-m", "training.finetune", "--task", task, *common, *args.extra]
+
+
+def read_result(out: Path) -> dict:
+    """A run's metrics.json, with training.finetune_clism's layout (runs[0], by_eval) read as
+    training.finetune's (metrics, metrics_by_eval)."""
+    result = json.loads((out / "metrics.json").read_text())
+    if "metrics" not in result and "runs" in result:
+        run = result["runs"][0]
+        result["metrics"] = {"f1": run["f1"], "exact_match": run["exact_match"]}
+        result["metrics_by_eval"] = run.get("by_eval") or {Path(result["args"]["eval"][0]).stem: result["metrics"]}
+    return result
 
 
 def run_all(args, commands: dict[Path, list[str]]) -> None:
@@ -137,7 +156,7 @@ def run_all(args, commands: dict[Path, list[str]]) -> None:
         log.close()
         if os.waitstatus_to_exitcode(status) != 0:
             sys.exit(f"downstream: a run failed (exit {os.waitstatus_to_exitcode(status)}); see {out / 'log.txt'}")
-        result = json.loads((out / "metrics.json").read_text())
+        result = read_result(out)
         result["benchmark"] = {"command": command, "threads": args.threads, "concurrent_runs": args.jobs,
                                "wall_seconds": time.perf_counter() - start,
                                "cpu_seconds": usage.ru_utime + usage.ru_stime}
@@ -146,6 +165,7 @@ def run_all(args, commands: dict[Path, list[str]]) -> None:
               file=sys.stderr, flush=True)
         if not args.keep_models:
             shutil.rmtree(out / "final", ignore_errors=True)
+            shutil.rmtree(out / args.qa_head / "final", ignore_errors=True)  # training.finetune_clism's
 
 
 def mean_sd(values: list[float]) -> str:
@@ -192,12 +212,19 @@ def main(argv=None) -> None:
                         "1 thread per run: torch's threads spin-wait for each other when the cores are "
                         "oversubscribed (measured here: 2 threads used 2-3x the CPU of 1 per step under load)")
     p.add_argument("--keep_models", action="store_true", help="keep each run's final/ (470 MB for e5-small)")
-    p.epilog = "Flags after a lone -- go to every training.finetune run and override the budget's."
+    p.add_argument("--qa_head", choices=["mrc", "standard", "que"], default="mrc",
+                   help="xquad: mrc = the mPMR formulation (training.finetune, span matrix); standard = a start/end "
+                        "classifier, que = CLISM's [QUE] head (both training.finetune_clism, same budget); the "
+                        "column is then LABEL+standard / LABEL+que")
+    p.epilog = "Flags after a lone -- go to every fine-tuning run and override the budget's."
     argv = list(sys.argv[1:] if argv is None else argv)
     cut = argv.index("--") if "--" in argv else len(argv)
     args = p.parse_args(argv[:cut])
     args.extra = argv[cut + 1:]
-    labels = args.labels or [Path(init).name for init in args.init]
+    if args.qa_head != "mrc" and args.task != "xquad":
+        sys.exit(f"downstream: --qa_head {args.qa_head} is for xquad only")
+    suffix = "" if args.qa_head == "mrc" else f"+{args.qa_head}"
+    labels = args.labels or [Path(init).name + suffix for init in args.init]
     if len(labels) != len(args.init) or len(set(labels)) != len(labels):
         sys.exit("downstream: give one distinct --labels name per --init")
     task, files, metrics = TASKS[args.task]
@@ -208,8 +235,7 @@ def main(argv=None) -> None:
                                                              out / label / f"seed{seed}")
                 for label, init in zip(labels, args.init) for seed in args.seeds}
     run_all(args, commands)
-    results = {label: [json.loads((out / label / f"seed{seed}" / "metrics.json").read_text()) for seed in args.seeds]
-               for label in labels}
+    results = {label: [read_result(out / label / f"seed{seed}") for seed in args.seeds] for label in labels}
     text = table(results, metrics)
     (out / "results.md").write_text(text + "\n")
     print(text)
