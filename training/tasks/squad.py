@@ -132,7 +132,9 @@ def subword_counts(tokenizer, words: list[str]) -> list[int]:
     """Subwords of each word, as the collator will encode them (each word on its own)."""
     if not words:
         return []
-    ids = tokenizer([words], is_split_into_words=True, add_special_tokens=False)
+    # A whole context is longer than the model's window on purpose (windows are cut from these
+    # counts): verbose=False drops transformers' "will result in indexing errors" warning.
+    ids = tokenizer([words], is_split_into_words=True, add_special_tokens=False, verbose=False)
     counts = [0] * len(words)
     for w in ids.word_ids(0):
         if w is not None:
