@@ -265,15 +265,6 @@ def resolve(args: argparse.Namespace) -> argparse.Namespace:
     return args
 
 
-def evaluate_all(task, eval_sets: dict[str, list], tokenizer, forward) -> tuple[dict, dict, dict]:
-    """(metrics, metrics per file, predictions per file); metrics is the one file's, or the mean over several."""
-    by_eval, predictions = {}, {}
-    for label, examples in eval_sets.items():
-        by_eval[label], predictions[label] = task.evaluate(examples, tokenizer, forward)
-    metrics = next(iter(by_eval.values())) if len(by_eval) == 1 else finetune_loop.mean_metrics(by_eval)
-    return metrics, by_eval, predictions
-
-
 def write_predictions(path: Path, predictions) -> None:
     with open(path, "w", encoding="utf-8") as f:
         if isinstance(predictions, dict):
@@ -316,7 +307,7 @@ def finetune(args: argparse.Namespace) -> dict:
     evals = []
 
     def evaluate(step, say):
-        metrics, by_eval, _ = evaluate_all(task, eval_sets, tokenizer, forward)
+        metrics, by_eval, _ = finetune_loop.evaluate_all(eval_sets, lambda ex: task.evaluate(ex, tokenizer, forward))
         evals.append({"step": step, **metrics, **({"by_eval": by_eval} if len(by_eval) > 1 else {})})
         say(f"step {step} eval {metrics}")
 
@@ -329,7 +320,7 @@ def finetune(args: argparse.Namespace) -> dict:
         eval_every=args.eval_every, evaluate=evaluate)
 
     start = time.perf_counter()
-    metrics, by_eval, predictions = evaluate_all(task, eval_sets, tokenizer, forward)
+    metrics, by_eval, predictions = finetune_loop.evaluate_all(eval_sets, lambda ex: task.evaluate(ex, tokenizer, forward))
     eval_seconds = time.perf_counter() - start
     evals.append({"step": max_steps, **metrics, **({"by_eval": by_eval} if len(by_eval) > 1 else {})})
     result = {

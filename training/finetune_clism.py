@@ -223,10 +223,8 @@ def finetune_once(args, head: str, train_examples, eval_sets: dict[str, list], s
         grad_clip=args.grad_clip, seed=seed, device=device, log_every=args.log_every,
         progress=None if args.no_progress else {"desc": f"{head} n={len(train_examples)} seed={seed}", "leave": False})
     counts.update(trained.counts)
-    by_eval, predictions = {}, {}
-    for label, examples in eval_sets.items():
-        by_eval[label], predictions[label] = evaluate(model, collator, examples, tokenizer, args, head, device, autocast)
-    metrics = next(iter(by_eval.values())) if len(by_eval) == 1 else finetune_loop.mean_metrics(by_eval)
+    metrics, by_eval, predictions = finetune_loop.evaluate_all(
+        eval_sets, lambda examples: evaluate(model, collator, examples, tokenizer, args, head, device, autocast))
     if save_to is not None:
         model.save_pretrained(save_to / "final")
         tokenizer.save_pretrained(save_to / "final")

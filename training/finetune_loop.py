@@ -128,3 +128,13 @@ def mean_metrics(by_eval: dict[str, dict]) -> dict:
     """Each numeric metric averaged over the evaluation files (XQuAD's cross-lingual average)."""
     keys = [k for k, v in next(iter(by_eval.values())).items() if isinstance(v, (int, float))]
     return {k: sum(m[k] for m in by_eval.values()) / len(by_eval) for k in keys}
+
+
+def evaluate_all(eval_sets: dict[str, list], score) -> tuple[dict, dict, dict]:
+    """(metrics, metrics per file, predictions per file) of `score(examples) -> (metrics, predictions)`
+    on each set; metrics is the one set's, or the mean over several."""
+    by_eval, predictions = {}, {}
+    for label, examples in eval_sets.items():
+        by_eval[label], predictions[label] = score(examples)
+    metrics = next(iter(by_eval.values())) if len(by_eval) == 1 else mean_metrics(by_eval)
+    return metrics, by_eval, predictions
