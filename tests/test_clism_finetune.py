@@ -103,6 +103,36 @@ def test_best_span_respects_order_length_and_passage():
     assert best_span(start, end, words, 1) == (5.0, 2, 2)  # one subword at most
 
 
+def test_evaluation_in_length_order_equals_scoring_each_window_alone(data, tiny_clism):
+    """evaluate() batches windows shortest first; the predictions must be those of scoring every window on its
+    own in input order (a slip in mapping a batch back to its windows would give another question's span)."""
+    model, tokenizer = finetune_clism.load_model(str(tiny_clism), "que")
+    args = finetune_clism.build_parser().parse_args(["--init", str(tiny_clism), "--max_seq_len", "64",
+                                                     "--doc_stride", "16", "--eval_batch_size", "3"])
+    base = squad.read_squad(data / "eval.json")
+    # Contexts of 1 to 6 repeats: windows of very different lengths, the long ones cut into several windows.
+    examples = [squad.SquadExample(ex.id, ex.question, " ".join([ex.context] * (1 + k % 6)), ex.answers)
+                for k, ex in enumerate(base)]
+    collator = QACollator(tokenizer, "que", args.max_query_tokens, args.max_seq_len)
+    off = torch.autocast("cpu", enabled=False)
+    _, predictions = finetune_clism.evaluate(model, collator, examples, tokenizer, args, "que", torch.device("cpu"), off)
+
+    rows, wins = squad.to_rows(examples, tokenizer, args.max_query_tokens, args.max_seq_len - 1, args.doc_stride,
+                                train=False)
+    assert len(rows) > len(examples) and len({len(r["context_words"]) for r in rows}) > 3
+    best = {}
+    with torch.no_grad():
+        for row, w in zip(rows, wins):
+            batch = collator([row])
+            start, end = model.span_logits(batch["input_ids"], batch["attention_mask"], batch["passage_mask"],
+                                           batch["que_position"])
+            found = best_span(start[0], end[0], batch["context_word"][0], args.max_answer_tokens)
+            if found and (w.example not in best or found[0] > best[w.example][0]):
+                best[w.example] = (found[0], w.first + found[1], w.first + found[2])
+    expected = {ex.id: squad.predict_text(ex, *best[n][1:]) for n, ex in enumerate(examples)}
+    assert predictions == expected
+
+
 @pytest.mark.slow  # ~90 s on 2 cores: a few-shot sweep to convergence
 def test_tiny_model_learns_a_small_squad_file_with_the_que_head(data, tiny_clism, tmp_path, capsys):
     result = finetune_clism.main(["--init", str(tiny_clism), "--train", str(data / "train.json"),
