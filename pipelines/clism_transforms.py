@@ -30,7 +30,7 @@ from corpora.aligners import EflomalAligner, FastAlignAligner, SimAlignAligner, 
 from corpora.ner_spans import NER_CACHE_ENTRIES, CachedNer, Span, informative_spans, load_ner_pipeline
 from corpora.seeding import stable_hash
 from corpora.words import get_tokenizer, stop_words
-from pipelines.common import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
+from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 
 PROGRESS = logging.getLogger("xlu.progress")
 

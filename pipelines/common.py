@@ -1,7 +1,6 @@
-"""What every Beam job shares (DESIGN.md §6): options, the local runner, counting, Parquet output.
-
-Output layout under --output: `data/` sharded Parquet in the contract schema, `stats.parquet`
-(lang, metric, value), `dead_letter/` Parquet, and Beam counters named `<stage>/<reason>`.
+"""What every Beam job shares (DESIGN.md §6): its shared options, its life from the command line to
+the summary (run_job), the local runner, and the --output folder it writes (pipelines/beam_outputs.py
+has the transforms that fill it; pipelines/input_checks.py the checks of its inputs).
 
 An --output that holds an earlier run of the same job (its `.xlu-job` marker names the job) is
 replaced: `data/`, `dead_letter/` and `stats.parquet` are deleted before the pipeline starts, so no
@@ -12,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import io
 import logging
 import os
 import sys
@@ -23,119 +21,13 @@ import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
-from apache_beam.pvalue import TaggedOutput
-from apache_beam.transforms.window import GlobalWindow
-from apache_beam.utils.timestamp import MIN_TIMESTAMP
-from apache_beam.utils.windowed_value import WindowedValue
 
-from corpora.schemas import DEAD_LETTER_SCHEMA, STATS_SCHEMA
-from corpora.seeding import stable_hash
 from pipelines.dataset_card import job_command, write_dataset_card
 from pipelines.cli_flags import check_job_argv
+from pipelines.input_checks import UsageError
 
-STATS = "stats"
-DEAD_LETTER = "dead_letter"
 _LOG = logging.getLogger(__name__)
-
-
-class UsageError(SystemExit):
-    """Fatal misconfiguration: one line on stderr that says what to fix, exit status 1 (SystemExit with a message)."""
-
-    def __init__(self, message: str):
-        super().__init__(f"error: {message}")
-
-
-def parse_lang_paths(values: list[str] | None, flag: str, known_langs) -> dict[str, list[str]]:
-    """`--dump en=/x.bz2 --dump en=/y.bz2` -> {'en': ['/x.bz2', '/y.bz2']}, validated."""
-    by_lang: dict[str, list[str]] = {}
-    for value in values or []:
-        lang, sep, path = value.partition("=")
-        if not sep or not lang or not path:
-            raise UsageError(f"{flag} {value!r}: expected LANG=PATH, e.g. {flag} en=enwiki-latest-pages-articles.xml.bz2")
-        if lang not in known_langs:
-            raise UsageError(f"{flag} {value!r}: unknown language {lang!r}; supported: {' '.join(sorted(known_langs))}")
-        try:
-            found = FileSystems.exists(path)
-        except ValueError:  # Beam has no filesystem for this scheme without its extra
-            scheme = path.split("://")[0]
-            raise UsageError(f"{flag} {value!r}: no filesystem for {scheme}:// paths; install it, e.g. pip install -e '.[gcp]' for gs://") from None
-        if not found:
-            raise UsageError(f"{flag} {value!r}: file not found: {path}")
-        check_input_file(flag, value, path)
-        by_lang.setdefault(lang, []).append(path)
-    return by_lang
-
-
-def check_input_file(flag: str, value: str, path: str) -> None:
-    """An input path must be a file: a folder would fail deep inside the job with a traceback."""
-    if not FileSystems.exists(path):
-        raise UsageError(f"{flag} {value!r}: file not found: {path}")
-    if "://" not in path and os.path.isdir(path):
-        raise UsageError(f"{flag} {value!r}: {path} is a directory; give one file (repeat {flag} for several)")
-
-
-def check_dump(flag: str, lang: str, path: str, allow_language_mismatch: bool) -> None:
-    """A dump must be a file the reader knows, and its siteinfo must agree with the declared language.
-
-    Rows are labelled with the declared language; a dump declared with the wrong one would yield a
-    whole language of mislabelled rows without any error, so it is refused unless the user says so.
-    A dump without a readable siteinfo is not refused here: the reader counts what it finds.
-    """
-    from apache_beam.io.filesystem import CompressionTypes
-
-    from corpora import dumps
-
-    value = f"{lang}={path}"
-    check_input_file(flag, value, path)
-    try:
-        compression = dumps.compression_for(path)
-    except ValueError:
-        name = path.rsplit("/", 1)[-1]
-        kind = name[name.index("."):] if "." in name else "no extension"
-        unpack = {".gz": f"gunzip -c {name}", ".zip": f"unzip -p {name}", ".xz": f"xz -dc {name}",
-                  ".zst": f"zstd -dc {name}"}.get(kind[kind.rfind("."):] if "." in kind else "")
-        fix = f" (e.g. {unpack} | bzip2 > {name.split('.')[0]}.xml.bz2)" if unpack else ""
-        raise UsageError(f"{flag} {value!r}: unsupported file type ({kind}); give a pages-articles dump as .xml or "
-                         f".xml.bz2{fix}") from None
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        info = dumps.read_siteinfo_from_file(f, compression)
-    if info is None or allow_language_mismatch or dumps.declared_language_matches(lang, info):
-        return
-    site = info.dbname[: -len("wiki")].replace("_", "-") if info.dbname.endswith("wiki") else info.lang
-    raise UsageError(f"{flag} {value!r}: the dump's siteinfo says xml:lang=\"{info.lang}\" (dbname {info.dbname or '?'}), "
-                     f"not {lang}; declare it as {flag} {site or info.lang}={path}, or pass --allow_language_mismatch")
-
-
-def check_mono_text(flag: str, by_lang: dict[str, list[str]]) -> None:
-    """Every language needs one usable line: with none, a SentencePiece or packing step would fail
-    late with a message about its own internals."""
-    for lang, paths in sorted(by_lang.items()):
-        if not any(has_text_line(path, flag, f"{lang}={path}") for path in paths):
-            raise UsageError(f"{flag} {lang}={','.join(paths)}: no non-empty line; give text with one sentence a "
-                             f"line, or drop {flag} {lang}")
-
-
-def has_text_line(path: str, flag: str = "", value: str = "", max_bytes: int = 64 << 20) -> bool:
-    """Does the file (compression from its extension) hold a line that is not blank?
-
-    Reads until the first such line, so a real corpus costs one read; only a file of blank lines is
-    read further, up to `max_bytes`.
-    """
-    read = 0
-    try:
-        with FileSystems.open(path) as f:  # compression from the extension, as the job reads it
-            while read < max_bytes:
-                chunk = f.read(1 << 16)
-                if not chunk:
-                    return False
-                if chunk.strip():
-                    return True
-                read += len(chunk)
-    except (OSError, EOFError, ValueError) as error:  # e.g. a .gz that is not gzip
-        raise UsageError(f"{flag} {value!r}: cannot read {path} ({str(error).splitlines()[0][:120]})") from None
-    return True  # a huge blank prefix: let the job count it rather than read on here
 
 
 class JobOptions(PipelineOptions):
@@ -344,133 +236,6 @@ def show_progress() -> None:
         progress.propagate = False
 
 
-class TallyingDoFn(beam.DoFn):
-    """A DoFn that counts events per bundle and emits the sums once, on the `stats` output.
-
-    One stats element per mention would double the shuffle of the job; summing per bundle keeps
-    the stats exact (they are data, unlike best-effort counters) at a negligible cost.
-    """
-
-    def start_bundle(self):
-        self._tally = collections.Counter()
-
-    def tally(self, stage: str, reason: str, lang: str, n: int = 1) -> None:
-        if n == 0:
-            return
-        Metrics.counter("xlu", f"{stage}/{reason}").inc(n)
-        self._tally[(lang, f"{stage}/{reason}")] += n
-
-    def finish_bundle(self):
-        for key, n in sorted(self._tally.items()):
-            yield TaggedOutput(STATS, WindowedValue((key, n), MIN_TIMESTAMP, [GlobalWindow()]))
-        self._tally.clear()
-
-
-def dead_letter(source: str, record_id: str, stage: str, reason: str, excerpt: str) -> TaggedOutput:
-    return TaggedOutput(
-        DEAD_LETTER,
-        {"source": source, "record_id": record_id, "stage": stage, "reason": reason, "excerpt": excerpt[:200]},
-    )
-
-
-# Rows per Parquet row group: the unit a reader streams and a training loader shuffles between.
-# Thousands, not pyarrow's default of a million, so that a loader holding a few groups in memory
-# still sees every language of a shard (issue 15).
-ROW_GROUP_ROWS = 2_000
-
-
-def write_parquet_file(path: str, rows: list[dict], schema: pa.Schema, row_group_rows: int = ROW_GROUP_ROWS) -> None:
-    """Write rows as one Parquet file through Beam's filesystems (local, gs://, s3://, ...)."""
-    table = pa.Table.from_pylist(rows, schema=schema)
-    buffer = io.BytesIO()
-    pq.write_table(table, buffer, compression="zstd", row_group_size=row_group_rows)
-    with FileSystems.create(path) as sink:
-        sink.write(buffer.getvalue())
-
-
-def shuffled_order(seed: int, key):
-    """A row's place in a seeded pseudo-random order; the key breaks ties so the order is total."""
-    return lambda row: (stable_hash(seed, "row-order", key(row)), key(row))
-
-
-class WriteParquetShards(beam.PTransform):
-    """Rows -> `{directory}/{prefix}-SSSSS-of-NNNNN.parquet`, byte-identical for the same rows and seed.
-
-    Beam's WriteToParquet names and fills shards by bundle, which differs between runs and worker
-    counts. Here a row's shard is a hash of its key and each shard is ordered by key, so the same
-    input and seed give the same files whatever the runner's parallelism. Every shard is written,
-    empty ones too, so the file set is predictable.
-
-    With `shuffle_seed`, the order is a seeded hash of the key instead of the key itself: the rows a
-    consumer reads in file order are then a mix of every language (the keys start with the language,
-    and a sorted shard made every batch of a streaming reader one language; issue 15).
-    """
-
-    def __init__(self, directory: str, prefix: str, schema: pa.Schema, num_shards: int, key=None,
-                 shuffle_seed: int | None = None, row_group_rows: int = ROW_GROUP_ROWS):
-        super().__init__()
-        self.directory, self.prefix, self.schema = directory, prefix, schema
-        self.num_shards, self.row_group_rows = num_shards, row_group_rows
-        self.key = key or (lambda row: row["id"])
-        self.order = self.key if shuffle_seed is None else shuffled_order(shuffle_seed, self.key)
-
-    def expand(self, rows):
-        n, key = self.num_shards, self.key
-        keyed = rows | "KeyByShard" >> beam.Map(lambda row: (stable_hash(key(row)) % n, row))
-        every_shard = rows.pipeline | "AllShards" >> beam.Create([(i, None) for i in range(n)])
-        return (
-            (keyed, every_shard)
-            | "Flatten" >> beam.Flatten()
-            | "GroupByShard" >> beam.GroupByKey()
-            | "WriteShard" >> beam.MapTuple(self._write_shard)
-        )
-
-    def _write_shard(self, shard: int, rows):
-        rows = sorted((r for r in rows if r is not None), key=self.order)
-        path = FileSystems.join(self.directory, f"{self.prefix}-{shard:05d}-of-{self.num_shards:05d}.parquet")
-        write_parquet_file(path, rows, self.schema, self.row_group_rows)
-        return path, len(rows)
-
-
-class WriteDeadLetters(beam.PTransform):
-    def __init__(self, output: str, num_shards: int = 1):
-        super().__init__()
-        self.output, self.num_shards = output, num_shards
-
-    def expand(self, records):
-        # Sorted, not shuffled: dead letters are read by people, grouped by stage and source.
-        return records | WriteParquetShards(
-            FileSystems.join(self.output, "dead_letter"),
-            "dead_letter",
-            DEAD_LETTER_SCHEMA,
-            self.num_shards,
-            key=lambda r: (r["stage"], r["source"], r["record_id"], r["reason"], r["excerpt"]),
-        )
-
-
-class WriteStats(beam.PTransform):
-    """((lang, metric), n) elements -> summed, one sorted `stats.parquet`."""
-
-    def __init__(self, output: str):
-        super().__init__()
-        self.output = output
-
-    def expand(self, counts):
-        path = FileSystems.join(self.output, "stats.parquet")
-
-        def write(pairs):
-            rows = [{"lang": lang, "metric": metric, "value": int(v)} for (lang, metric), v in sorted(pairs)]
-            write_parquet_file(path, rows, STATS_SCHEMA)
-            return path
-
-        return (
-            counts
-            | "SumPerMetric" >> beam.CombinePerKey(sum)
-            | "ToList" >> beam.combiners.ToList()
-            | "WriteStatsFile" >> beam.Map(write)
-        )
-
-
 def clear_job_outputs(output: str, names: list[str]) -> None:
     """Remove what a previous run of the same job left, so that no stale shard is mixed in."""
     for name in names:
@@ -506,25 +271,3 @@ def print_counters(result, stream=None) -> None:
         print("counters:", file=stream)
         for name, value in sorted(totals.items()):
             print(f"  {name:<45} {value:>12,}", file=stream)
-
-
-def check_parallel_inputs(flag: str, value: str, paths) -> None:
-    """Every file of a parallel input exists, and two line-aligned files have as many lines.
-
-    Files that differ in length are misaligned somewhere: every pair after the first extra line would
-    be wrong, so the job stops with both counts before spending any work on them.
-    """
-    from corpora.parallel import count_lines
-
-    for path in paths:
-        check_input_file(f"--{flag}", value, path)
-        if not has_text_line(path, f"--{flag}", value):
-            raise UsageError(f"--{flag} {value!r}: {path} has no non-empty line; give text with one segment a line")
-    if len(paths) == 2:
-        counts = []
-        for path in paths:
-            with FileSystems.open(path) as f:
-                counts.append(count_lines(f))
-        if counts[0] != counts[1]:
-            raise UsageError(f"--{flag} {value!r}: line counts differ: {paths[0]} has {counts[0]:,} lines, "
-                             f"{paths[1]} has {counts[1]:,}; the files must be line-aligned")

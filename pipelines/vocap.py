@@ -34,8 +34,9 @@ from corpora.schemas import ALLOCATION_SCHEMA, ALP_SCHEMA
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from corpora.seeding import stable_hash
 from corpora.wikitext import WIKIPEDIA_LANGUAGES
-from pipelines import common
-from pipelines.common import STATS, TallyingDoFn, dead_letter
+from pipelines import beam_outputs, common, input_checks
+from pipelines.input_checks import UsageError
+from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 
 JOB = "vocap"
 PROGRESS = logging.getLogger("xlu.progress")
@@ -76,15 +77,15 @@ def sample_dir() -> str:
 
 def plan(opts):
     if not 0 < opts.heldout < 1:
-        raise common.UsageError(f"--heldout must be between 0 and 1, got {opts.heldout}")
+        raise UsageError(f"--heldout must be between 0 and 1, got {opts.heldout}")
     for name in ("beta", "alpha"):
         if not 0 <= getattr(opts, name) <= 1:
-            raise common.UsageError(f"--{name} must be between 0 and 1, got {getattr(opts, name)}")
+            raise UsageError(f"--{name} must be between 0 and 1, got {getattr(opts, name)}")
     for name in ("max_sentences", "mix_sentences"):
         if getattr(opts, name) < 2:
-            raise common.UsageError(f"--{name} must be at least 2, got {getattr(opts, name)}")
+            raise UsageError(f"--{name} must be at least 2, got {getattr(opts, name)}")
     if opts.em_passes < 0:
-        raise common.UsageError(f"--em_passes must be 0 or more, got {opts.em_passes}")
+        raise UsageError(f"--em_passes must be 0 or more, got {opts.em_passes}")
     specs = opts.mono
     if not specs:
         specs = [f"{posixpath.splitext(name)[0]}={FileSystems.join(sample_dir(), name)}" for name in _sample_files()]
@@ -96,11 +97,11 @@ def plan(opts):
     try:
         grid = vocap.parse_grid(opts.grid)
     except ValueError as error:
-        raise common.UsageError(str(error)) from None
+        raise UsageError(str(error)) from None
     if opts.vocab_size <= len(vocap.SPECIALS):
-        raise common.UsageError(f"--vocab_size must be more than {len(vocap.SPECIALS)} (the special tokens), got {opts.vocab_size}")
-    by_lang = common.parse_lang_paths(specs, "--mono", WIKIPEDIA_LANGUAGES)
-    common.check_mono_text("--mono", by_lang)
+        raise UsageError(f"--vocab_size must be more than {len(vocap.SPECIALS)} (the special tokens), got {opts.vocab_size}")
+    by_lang = input_checks.parse_lang_paths(specs, "--mono", WIKIPEDIA_LANGUAGES)
+    input_checks.check_mono_text("--mono", by_lang)
     inputs = sorted(by_lang.items())
     headline = (f"{len(inputs)} language(s) ({' '.join(lang for lang, _ in inputs)}), T={opts.vocab_size:,}, "
                 f"grid {grid[0]:,}..{grid[-1]:,} ({len(grid)} sizes)")
@@ -233,10 +234,10 @@ class AllocateAndMergeFn(TallyingDoFn):
 
         put("spm.model", merged)
         put("spm.vocab", vocap.vocab_text(merged).encode("utf-8"))
-        common.write_parquet_file(
+        beam_outputs.write_parquet_file(
             FileSystems.join(self.output, "alp.parquet"),
             [{"lang": lang, "size": p.size, "alp": p.alp} for lang in sorted(curves) for p in curves[lang]], ALP_SCHEMA)
-        common.write_parquet_file(
+        beam_outputs.write_parquet_file(
             FileSystems.join(self.output, "allocation.parquet"),
             [{"lang": lang, "size": allocation.sizes[lang], "share": shares[lang], "alp": allocation.alps[lang]}
              for lang in sorted(curves)], ALLOCATION_SCHEMA)
@@ -270,22 +271,22 @@ def build(p: beam.Pipeline, opts, inputs) -> None:
         p
         | "Languages" >> beam.Create(by_lang)
         | "ReadMono" >> beam.ParDo(ReadMonoFn(opts.max_sentences, opts.seed)).with_outputs(
-            STATS, common.DEAD_LETTER, main="sentences")
+            STATS, DEAD_LETTER, main="sentences")
     )
     curves = (
         read["sentences"]
         | "SpreadLanguages" >> beam.Reshuffle()
         | "AlpCurves" >> beam.ParDo(AlpCurveFn(grid, opts.heldout, opts.seed)).with_outputs(
-            STATS, common.DEAD_LETTER, main="curves")
+            STATS, DEAD_LETTER, main="curves")
     )
     merged = (
         curves["curves"]
         | "AllLanguages" >> beam.combiners.ToList()
         | "AllocateAndMerge" >> beam.ParDo(AllocateAndMergeFn(opts)).with_outputs(STATS, main="done")
     )
-    ((read[STATS], curves[STATS], merged[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> common.WriteStats(out))
-    ((read[common.DEAD_LETTER], curves[common.DEAD_LETTER]) | "DeadLetters" >> beam.Flatten()
-     | "WriteDeadLetters" >> common.WriteDeadLetters(out))
+    ((read[STATS], curves[STATS], merged[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out))
+    ((read[DEAD_LETTER], curves[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten()
+     | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out))
 
 
 def run(argv=None) -> pa.Table:

@@ -37,7 +37,8 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from corpora.schemas import MRC_SCHEMA
 from corpora.seeding import stable_hash
 from corpora.languages import WIKIPEDIA_LANGUAGES
-from pipelines import common
+from pipelines import beam_outputs, common, input_checks
+from pipelines.input_checks import UsageError
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from pipelines.wiki_mrc_transforms import (
     AssembleExamplesFn,
@@ -56,7 +57,7 @@ from pipelines.wiki_mrc_transforms import (
     bucket_key,
     multistream_index_for,
 )
-from pipelines.common import DEAD_LETTER, STATS
+from pipelines.beam_outputs import DEAD_LETTER, STATS
 
 JOB = "wiki_mrc"
 SAMPLE_DUMPS = {
@@ -100,16 +101,16 @@ def plan(opts) -> tuple[list[DumpSpec], str]:
     """Validate the options (one-line errors) and list the dumps to read."""
     for name in ("query_words", "context_words", "examples_per_entity", "streams_per_range", "entities_per_bucket"):
         if getattr(opts, name) < 1:
-            raise common.UsageError(f"--{name} must be at least 1, got {getattr(opts, name)}")
+            raise UsageError(f"--{name} must be at least 1, got {getattr(opts, name)}")
     if opts.dump:
-        by_lang = common.parse_lang_paths(opts.dump, "--dump", WIKIPEDIA_LANGUAGES)
+        by_lang = input_checks.parse_lang_paths(opts.dump, "--dump", WIKIPEDIA_LANGUAGES)
     else:
         sample_dir = resources.files("corpora") / "samples" / "wiki"
         by_lang = {lang: [str(sample_dir / name)] for lang, name in SAMPLE_DUMPS.items()}
         logging.info("no --dump given: using the bundled sample dumps in %s", sample_dir)
     for lang, paths in sorted(by_lang.items()):
         for path in paths:
-            common.check_dump("--dump", lang, path, opts.allow_language_mismatch)
+            input_checks.check_dump("--dump", lang, path, opts.allow_language_mismatch)
     specs = [
         DumpSpec(lang, path, multistream_index_for(path), siteinfo_namespaces(path))
         for lang, paths in sorted(by_lang.items()) for path in paths
@@ -200,10 +201,10 @@ def build(p: beam.Pipeline, opts, specs: list[DumpSpec]) -> None:
         splits = {"train": train, "test": test}
     data_dir = FileSystems.join(out, "data")
     for split, split_rows in splits.items():
-        split_rows | f"Write{split.title()}" >> common.WriteParquetShards(
+        split_rows | f"Write{split.title()}" >> beam_outputs.WriteParquetShards(
             data_dir, split, MRC_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
-    (stats, read[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> common.WriteStats(out)
-    (dead, read[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> common.WriteDeadLetters(out)
+    (stats, read[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
+    (dead, read[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
 
 
 def dataset_card(opts, specs: list[DumpSpec]) -> DatasetCard:

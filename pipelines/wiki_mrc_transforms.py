@@ -32,7 +32,7 @@ from corpora.seeding import keyed_rng, stable_hash
 from corpora.titles import normalise_title, strip_qualifier
 from corpora.wikitext import parse_wikitext
 from corpora.words import get_tokenizer, is_word_like, stop_words
-from pipelines.common import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
+from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 
 PROGRESS = logging.getLogger("xlu.progress")
 

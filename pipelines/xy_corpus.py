@@ -31,7 +31,8 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from corpora import sinkhorn, vocap, xy_shards
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA
 from corpora.wikitext import WIKIPEDIA_LANGUAGES
-from pipelines import common
+from pipelines import beam_outputs, common, input_checks
+from pipelines.input_checks import UsageError
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 # Imported before XyCorpusOptions is defined, so that Beam's one parser of every options class meets
 # vocap's --mono first (see XyCorpusOptions): whatever a process imports first, the flag is defined once.
@@ -103,17 +104,17 @@ def _sample_specs() -> tuple[list[str], list[str]]:
 def check_vocab(path: str) -> None:
     """A vocap model, or a one-line error: the ids of every shard depend on it."""
     if not FileSystems.exists(path):
-        raise common.UsageError(f"--vocab {path}: not found; run `python -m pipelines.vocap` first "
+        raise UsageError(f"--vocab {path}: not found; run `python -m pipelines.vocap` first "
                                 "(it writes ./output/vocap/spm.model) or pass --vocab PATH")
     with FileSystems.open(path) as f:
         model = f.read()
     try:
         sp = spm.SentencePieceProcessor(model_proto=model)
     except RuntimeError as error:
-        raise common.UsageError(f"--vocab {path}: not a SentencePiece model ({str(error).splitlines()[0][:100]})") from None
+        raise UsageError(f"--vocab {path}: not a SentencePiece model ({str(error).splitlines()[0][:100]})") from None
     pieces = tuple(sp.id_to_piece(i) for i in range(min(len(vocap.SPECIALS), sp.get_piece_size())))
     if pieces != vocap.SPECIALS:
-        raise common.UsageError(f"--vocab {path}: ids 0..4 are {' '.join(pieces)}, not {' '.join(vocap.SPECIALS)}; "
+        raise UsageError(f"--vocab {path}: ids 0..4 are {' '.join(pieces)}, not {' '.join(vocap.SPECIALS)}; "
                                 "use a model from `python -m pipelines.vocap`")
 
 
@@ -123,8 +124,8 @@ def parse_bitext(specs: list[str]) -> list[xy_shards.BitextSource]:
         try:
             source = xy_shards.parse_bitext_spec(value)
         except ValueError as error:
-            raise common.UsageError(str(error)) from None
-        common.check_parallel_inputs("bitext", value, source.paths)
+            raise UsageError(str(error)) from None
+        input_checks.check_parallel_inputs("bitext", value, source.paths)
         sources.append(source)
     return sources
 
@@ -132,36 +133,36 @@ def parse_bitext(specs: list[str]) -> list[xy_shards.BitextSource]:
 def plan(opts):
     """Validate the options (one-line errors); the inputs are (mono files, bitext sources)."""
     if opts.max_len < xy_shards.MIN_MAX_LEN:
-        raise common.UsageError(f"--max_len must be at least {xy_shards.MIN_MAX_LEN}, got {opts.max_len}")
+        raise UsageError(f"--max_len must be at least {xy_shards.MIN_MAX_LEN}, got {opts.max_len}")
     if opts.temperature <= 0:
-        raise common.UsageError(f"--temperature must be positive, got {opts.temperature}")
+        raise UsageError(f"--temperature must be positive, got {opts.temperature}")
     if not 0 < opts.epsilon < 1:
-        raise common.UsageError(f"--epsilon must be between 0 and 1, got {opts.epsilon}")
+        raise UsageError(f"--epsilon must be between 0 and 1, got {opts.epsilon}")
     if opts.trtd_pairs is not None and opts.trtd_pairs < 1:
-        raise common.UsageError(f"--trtd_pairs must be at least 1, got {opts.trtd_pairs}")
+        raise UsageError(f"--trtd_pairs must be at least 1, got {opts.trtd_pairs}")
     if opts.trtd_pairs is not None and opts.trtd_draws == DRAW_ONCE:
-        raise common.UsageError("--trtd_pairs sets how many rows pair_probs draws; with --trtd_draws once every pair "
+        raise UsageError("--trtd_pairs sets how many rows pair_probs draws; with --trtd_draws once every pair "
                                 "is written once: give one or the other")
     if opts.pack_lines < 1:
-        raise common.UsageError(f"--pack_lines must be at least 1, got {opts.pack_lines}")
+        raise UsageError(f"--pack_lines must be at least 1, got {opts.pack_lines}")
     mono_specs, bitext_specs = opts.mono, opts.bitext
     if not mono_specs and not bitext_specs:
         mono_specs, bitext_specs = _sample_specs()
         logging.info("no --mono or --bitext given: using the bundled samples")
     elif not bitext_specs:
-        raise common.UsageError("no --bitext given: TRTD needs X-Y bitext, e.g. --bitext fr-ar=fr-ar.tsv "
+        raise UsageError("no --bitext given: TRTD needs X-Y bitext, e.g. --bitext fr-ar=fr-ar.tsv "
                                 "(or give neither --mono nor --bitext for the bundled sample)")
     elif not mono_specs:
-        raise common.UsageError("no --mono given: MRTD needs monolingual text in every bitext language, "
+        raise UsageError("no --mono given: MRTD needs monolingual text in every bitext language, "
                                 "e.g. --mono fr=fr.txt (or give neither flag for the bundled sample)")
-    mono = common.parse_lang_paths(mono_specs, "--mono", XY_LANGUAGES)
-    common.check_mono_text("--mono", mono)
+    mono = input_checks.parse_lang_paths(mono_specs, "--mono", XY_LANGUAGES)
+    input_checks.check_mono_text("--mono", mono)
     sources = parse_bitext(bitext_specs)
     check_vocab(opts.vocab)
     bitext_langs = {lang for s in sources for lang in (s.x_lang, s.y_lang)}
     missing = sorted(bitext_langs - set(mono))
     if missing:
-        raise common.UsageError(
+        raise UsageError(
             f"--bitext languages without --mono text: {' '.join(missing)}; every bitext language needs monolingual "
             f"text (MRTD and TRTD train one model over the same languages): add --mono {missing[0]}=PATH")
     mono_only = sorted(set(mono) - bitext_langs)
@@ -203,12 +204,12 @@ def build(p: beam.Pipeline, opts, inputs) -> None:
     trtd_rows, trtd_stats, trtd_dead = (p | "BitextSources" >> beam.Create(sources)
                                         | "BuildTrtd" >> BuildTrtd(opts, vocab_path))
     data = FileSystems.join(out, "data")
-    mrtd_rows | "WriteMrtd" >> common.WriteParquetShards(
+    mrtd_rows | "WriteMrtd" >> beam_outputs.WriteParquetShards(
         FileSystems.join(data, "mrtd"), "train", XY_MRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
-    trtd_rows | "WriteTrtd" >> common.WriteParquetShards(
+    trtd_rows | "WriteTrtd" >> beam_outputs.WriteParquetShards(
         FileSystems.join(data, "trtd"), "train", XY_TRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
-    (mrtd_stats, trtd_stats) | "Stats" >> beam.Flatten() | "WriteStats" >> common.WriteStats(out)
-    (mrtd_dead, trtd_dead) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> common.WriteDeadLetters(out)
+    (mrtd_stats, trtd_stats) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
+    (mrtd_dead, trtd_dead) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
 
 
 def dataset_card(opts, inputs) -> DatasetCard:

@@ -24,8 +24,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from corpora import parallel, sinkhorn, xy_shards
 from corpora.schemas import XY_PAIR_PROBS_SCHEMA
-from pipelines import common
-from pipelines.common import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
+from pipelines import beam_outputs, common
+from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 
 PROGRESS = logging.getLogger("xlu.progress")
 ALL = "all"  # the stats row of job-wide metrics
@@ -263,7 +263,7 @@ class PairProbsFn(TallyingDoFn):
         rows = result.pair_rows()
         for row in rows:  # what this job writes: the pair_probs mix, or every pair once
             row["expected_draws"] = row["prob"] * target if self.draws == DRAW_BY_PAIR_PROBS else float(row["pairs"])
-        common.write_parquet_file(FileSystems.join(self.output, "pair_probs.parquet"), rows, XY_PAIR_PROBS_SCHEMA)
+        beam_outputs.write_parquet_file(FileSystems.join(self.output, "pair_probs.parquet"), rows, XY_PAIR_PROBS_SCHEMA)
         png = sinkhorn.plot_pair_probs(result, f"XY-LENT pair sampling (T={self.temperature:g}); "
                                        f"mass removed from pairs with no data {result.removed_mass:.3g}")
         with FileSystems.create(FileSystems.join(self.output, "pair_probs.png")) as sink:

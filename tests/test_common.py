@@ -8,7 +8,7 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from corpora.schemas import MRC_SCHEMA, SchemaMismatch, STATS_SCHEMA, check_schema
-from pipelines import common
+from pipelines import beam_outputs, common, input_checks
 
 
 def rows(n):
@@ -23,7 +23,7 @@ def rows(n):
 def write(tmp, data, workers):
     options = PipelineOptions([f"--direct_num_workers={workers}", "--direct_running_mode=multi_threading"])
     with common.make_pipeline(options) as p:
-        p | beam.Create(data) | common.WriteParquetShards(str(tmp), "train", MRC_SCHEMA, 3)
+        p | beam.Create(data) | beam_outputs.WriteParquetShards(str(tmp), "train", MRC_SCHEMA, 3)
     return {name: (tmp / name).read_bytes() for name in sorted(os.listdir(tmp))}
 
 
@@ -54,7 +54,7 @@ def test_check_schema_rejects_a_foreign_file():
 def test_lang_path_errors_are_one_line(tmp_path):
     dump = tmp_path / "d.xml"
     dump.write_text("<mediawiki/>")
-    assert common.parse_lang_paths([f"en={dump}"], "--dump", {"en"}) == {"en": [str(dump)]}
+    assert input_checks.parse_lang_paths([f"en={dump}"], "--dump", {"en"}) == {"en": [str(dump)]}
     for bad, message in [
         ("en", "expected LANG=PATH"),
         (f"xx={dump}", "unknown language 'xx'"),
@@ -62,5 +62,5 @@ def test_lang_path_errors_are_one_line(tmp_path):
         ("en=nosuchscheme://bucket/x.xml", "no filesystem for nosuchscheme://"),
     ]:
         with pytest.raises(SystemExit, match=message) as err:
-            common.parse_lang_paths([bad], "--dump", {"en"})
+            input_checks.parse_lang_paths([bad], "--dump", {"en"})
         assert "\n" not in str(err.value)

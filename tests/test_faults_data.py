@@ -27,7 +27,7 @@ import pytest
 
 from corpora import dumps
 from corpora.dumps import RawPage
-from pipelines import common
+from pipelines import beam_outputs, common
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("XLU_SHARED", REPO.parent / "shared")) / "data" / "wikipedia"
@@ -336,7 +336,7 @@ def test_reading_stats_starts_no_arrow_thread(tmp_path):
     static destructors at exit (apache/arrow#34314). read_stats must not start them."""
     import pyarrow as pa
 
-    common.write_parquet_file(str(tmp_path / "stats.parquet"), [{"lang": "en", "metric": "m", "value": 1}],
+    beam_outputs.write_parquet_file(str(tmp_path / "stats.parquet"), [{"lang": "en", "metric": "m", "value": 1}],
                               pa.schema([("lang", pa.string()), ("metric", pa.string()), ("value", pa.int64())]))
     code = ("import os; from pipelines import common; n = len(os.listdir('/proc/self/task')); "
             f"common.read_stats({str(tmp_path)!r}); print(len(os.listdir('/proc/self/task')) - n)")

@@ -216,7 +216,7 @@ def test_zero_row_shard_is_one_line_naming_the_file_not_a_sentencepiece_error(fe
 
 
 def test_an_empty_shard_beside_full_ones_is_fine(few_rows, tmp_path):
-    # The data jobs write every shard, empty ones too (pipelines/common.py): not an error.
+    # The data jobs write every shard, empty ones too (pipelines/beam_outputs.py): not an error.
     data = shard_copy(few_rows, tmp_path)
     table = pq.read_table(data / "data" / "train-00000-of-00001.parquet")
     pq.write_table(table.slice(0, 0), data / "data" / "train-00001-of-00001.parquet")

@@ -16,7 +16,7 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from corpora.schemas import MRC_SCHEMA
-from pipelines import common, wiki_mrc
+from pipelines import beam_outputs, common, wiki_mrc
 from training.data import ParquetBatches, list_shards
 
 from job_files import assert_rows_in_mixed_order, batch_mix_chi2
@@ -40,7 +40,7 @@ def test_row_order_is_seeded_and_reproducible(tmp_path):
 
     def write(folder, seed, data):
         with common.make_pipeline(PipelineOptions([])) as p:
-            p | beam.Create(data) | common.WriteParquetShards(str(folder), "train", MRC_SCHEMA, 2, shuffle_seed=seed)
+            p | beam.Create(data) | beam_outputs.WriteParquetShards(str(folder), "train", MRC_SCHEMA, 2, shuffle_seed=seed)
         return [(folder / f"train-0000{i}-of-00002.parquet").read_bytes() for i in range(2)]
 
     first = write(tmp_path / "a", 0, rows)
@@ -50,11 +50,11 @@ def test_row_order_is_seeded_and_reproducible(tmp_path):
 
 def test_shards_are_written_in_small_row_groups(tmp_path):
     rows = [{"id": f"x:{i}", "lang": "x", "entity": "E", "query_words": [], "context_words": [], "answers": [],
-             "answerable": False, "definition_page": i, "mention_page": i} for i in range(2 * common.ROW_GROUP_ROWS + 5)]
+             "answerable": False, "definition_page": i, "mention_page": i} for i in range(2 * beam_outputs.ROW_GROUP_ROWS + 5)]
     path = tmp_path / "one.parquet"
-    common.write_parquet_file(str(path), rows, MRC_SCHEMA)
+    beam_outputs.write_parquet_file(str(path), rows, MRC_SCHEMA)
     meta = pq.read_metadata(path)
-    assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == [common.ROW_GROUP_ROWS] * 2 + [5]
+    assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == [beam_outputs.ROW_GROUP_ROWS] * 2 + [5]
 
 
 def test_outputs_load_as_they_are_in_pandas_and_datasets(mrc_sample, tmp_path):

@@ -93,7 +93,7 @@ def check_shards(files: list[Path], schema=MRC_SCHEMA, older: tuple = ()) -> int
     """Check every shard against the contract (or one of the `older` versions the reader still
     handles) and return the total row count (from footers only).
 
-    The data jobs write every shard, empty ones too (pipelines/common.py), so an empty shard is fine;
+    The data jobs write every shard, empty ones too (pipelines/beam_outputs.py), so an empty shard is fine;
     shards that are all empty are not: there is nothing to train on."""
     total = 0
     for f in files:

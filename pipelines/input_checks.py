@@ -1,0 +1,127 @@
+"""Checks of a job's inputs before any work starts: each misconfiguration fails fast with one line
+(UsageError) that says what to fix, instead of a worker traceback after hours of work."""
+from __future__ import annotations
+
+import os
+
+from apache_beam.io.filesystems import FileSystems
+
+
+class UsageError(SystemExit):
+    """Fatal misconfiguration: one line on stderr that says what to fix, exit status 1 (SystemExit with a message)."""
+
+    def __init__(self, message: str):
+        super().__init__(f"error: {message}")
+
+
+def parse_lang_paths(values: list[str] | None, flag: str, known_langs) -> dict[str, list[str]]:
+    """`--dump en=/x.bz2 --dump en=/y.bz2` -> {'en': ['/x.bz2', '/y.bz2']}, validated."""
+    by_lang: dict[str, list[str]] = {}
+    for value in values or []:
+        lang, sep, path = value.partition("=")
+        if not sep or not lang or not path:
+            raise UsageError(f"{flag} {value!r}: expected LANG=PATH, e.g. {flag} en=enwiki-latest-pages-articles.xml.bz2")
+        if lang not in known_langs:
+            raise UsageError(f"{flag} {value!r}: unknown language {lang!r}; supported: {' '.join(sorted(known_langs))}")
+        try:
+            found = FileSystems.exists(path)
+        except ValueError:  # Beam has no filesystem for this scheme without its extra
+            scheme = path.split("://")[0]
+            raise UsageError(f"{flag} {value!r}: no filesystem for {scheme}:// paths; install it, e.g. pip install -e '.[gcp]' for gs://") from None
+        if not found:
+            raise UsageError(f"{flag} {value!r}: file not found: {path}")
+        check_input_file(flag, value, path)
+        by_lang.setdefault(lang, []).append(path)
+    return by_lang
+
+
+def check_input_file(flag: str, value: str, path: str) -> None:
+    """An input path must be a file: a folder would fail deep inside the job with a traceback."""
+    if not FileSystems.exists(path):
+        raise UsageError(f"{flag} {value!r}: file not found: {path}")
+    if "://" not in path and os.path.isdir(path):
+        raise UsageError(f"{flag} {value!r}: {path} is a directory; give one file (repeat {flag} for several)")
+
+
+def check_dump(flag: str, lang: str, path: str, allow_language_mismatch: bool) -> None:
+    """A dump must be a file the reader knows, and its siteinfo must agree with the declared language.
+
+    Rows are labelled with the declared language; a dump declared with the wrong one would yield a
+    whole language of mislabelled rows without any error, so it is refused unless the user says so.
+    A dump without a readable siteinfo is not refused here: the reader counts what it finds.
+    """
+    from apache_beam.io.filesystem import CompressionTypes
+
+    from corpora import dumps
+
+    value = f"{lang}={path}"
+    check_input_file(flag, value, path)
+    try:
+        compression = dumps.compression_for(path)
+    except ValueError:
+        name = path.rsplit("/", 1)[-1]
+        kind = name[name.index("."):] if "." in name else "no extension"
+        unpack = {".gz": f"gunzip -c {name}", ".zip": f"unzip -p {name}", ".xz": f"xz -dc {name}",
+                  ".zst": f"zstd -dc {name}"}.get(kind[kind.rfind("."):] if "." in kind else "")
+        fix = f" (e.g. {unpack} | bzip2 > {name.split('.')[0]}.xml.bz2)" if unpack else ""
+        raise UsageError(f"{flag} {value!r}: unsupported file type ({kind}); give a pages-articles dump as .xml or "
+                         f".xml.bz2{fix}") from None
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        info = dumps.read_siteinfo_from_file(f, compression)
+    if info is None or allow_language_mismatch or dumps.declared_language_matches(lang, info):
+        return
+    site = info.dbname[: -len("wiki")].replace("_", "-") if info.dbname.endswith("wiki") else info.lang
+    raise UsageError(f"{flag} {value!r}: the dump's siteinfo says xml:lang=\"{info.lang}\" (dbname {info.dbname or '?'}), "
+                     f"not {lang}; declare it as {flag} {site or info.lang}={path}, or pass --allow_language_mismatch")
+
+
+def check_mono_text(flag: str, by_lang: dict[str, list[str]]) -> None:
+    """Every language needs one usable line: with none, a SentencePiece or packing step would fail
+    late with a message about its own internals."""
+    for lang, paths in sorted(by_lang.items()):
+        if not any(has_text_line(path, flag, f"{lang}={path}") for path in paths):
+            raise UsageError(f"{flag} {lang}={','.join(paths)}: no non-empty line; give text with one sentence a "
+                             f"line, or drop {flag} {lang}")
+
+
+def has_text_line(path: str, flag: str = "", value: str = "", max_bytes: int = 64 << 20) -> bool:
+    """Does the file (compression from its extension) hold a line that is not blank?
+
+    Reads until the first such line, so a real corpus costs one read; only a file of blank lines is
+    read further, up to `max_bytes`.
+    """
+    read = 0
+    try:
+        with FileSystems.open(path) as f:  # compression from the extension, as the job reads it
+            while read < max_bytes:
+                chunk = f.read(1 << 16)
+                if not chunk:
+                    return False
+                if chunk.strip():
+                    return True
+                read += len(chunk)
+    except (OSError, EOFError, ValueError) as error:  # e.g. a .gz that is not gzip
+        raise UsageError(f"{flag} {value!r}: cannot read {path} ({str(error).splitlines()[0][:120]})") from None
+    return True  # a huge blank prefix: let the job count it rather than read on here
+
+
+def check_parallel_inputs(flag: str, value: str, paths) -> None:
+    """Every file of a parallel input exists, and two line-aligned files have as many lines.
+
+    Files that differ in length are misaligned somewhere: every pair after the first extra line would
+    be wrong, so the job stops with both counts before spending any work on them.
+    """
+    from corpora.parallel import count_lines
+
+    for path in paths:
+        check_input_file(f"--{flag}", value, path)
+        if not has_text_line(path, f"--{flag}", value):
+            raise UsageError(f"--{flag} {value!r}: {path} has no non-empty line; give text with one segment a line")
+    if len(paths) == 2:
+        counts = []
+        for path in paths:
+            with FileSystems.open(path) as f:
+                counts.append(count_lines(f))
+        if counts[0] != counts[1]:
+            raise UsageError(f"--{flag} {value!r}: line counts differ: {paths[0]} has {counts[0]:,} lines, "
+                             f"{paths[1]} has {counts[1]:,}; the files must be line-aligned")
