@@ -5,11 +5,14 @@
     python benchmarks/downstream.py pawsx   --init /tmp/e5-small --output /tmp/downstream
     python benchmarks/downstream.py xquad   --init /tmp/e5-small runs/mpmr/final --labels e5 e5+mPMR ...   # an ablation
     python benchmarks/downstream.py xquad   --init /tmp/e5-small --qa_head standard ...   # start/end head baseline
+    python benchmarks/downstream.py xquad   --init runs/clism/final --qa_head que --few_shot 64 ...   # few-shot
 
 Each (init, seed) is one `python -m training.finetune` process (--jobs of them at a time) that trains
 and then scores every evaluation file of the task (`--eval` with several files). With --qa_head
 (xquad only) it is `training.finetune_clism --head standard|que` instead: the usual start/end
-classifier, or CLISM's [QUE] head. Its folder OUTPUT/TASK/LABEL/seedS keeps
+classifier, or CLISM's [QUE] head; with --few_shot N too, the CLISM paper's few-shot protocol (N English
+training questions sampled with the run's seed, the same N for every --init and head; task folder
+xquad_fewshotN). Its folder OUTPUT/TASK/LABEL/seedS keeps
 metrics.json and the predictions; a run whose metrics.json exists is not run again, so an interrupted
 benchmark resumes and a new --init adds a column. The fine-tuned weights (final/, 470 MB for
 e5-small) are deleted unless --keep_models. The table (printed and written to
@@ -22,6 +25,10 @@ values are for SQuAD-, CoNLL- and PAWS-X-sized training sets and a GPU; not swep
 * xquad    XQuAD has no training split, so its 48 articles are split: the English questions of
            articles 0-35 (925) train, articles 36-47 (265 questions) are scored in all 12
            languages. F1 / EM. 1 epoch, batch 8, lr 1e-4, 384 subwords (doc stride 128).
+           Few-shot (--few_shot N): N questions sampled from the training split, --few_shot_steps
+           steps (default 50; the paper's 200 at batch 32 is 16x the windows), batch 8, lr 1e-4,
+           256 subwords; --languages and --eval_articles can shrink the scoring, which dominates
+           a few-shot run's cost on a CPU.
 * wikiann  NER in MRC form (one query per entity type): train on the first 2,000 English training
            sentences, score the first 1,000 test sentences of en, de, fr, nl, pt. Entity F1.
            2 epochs, batch 16, lr 5e-5, 128 subwords.
@@ -66,13 +73,19 @@ def xquad_files(args, folder: Path) -> tuple[Path, list[Path], list[str]]:
         if max(articles) >= len(data["data"]):
             sys.exit(f"downstream: {source} has {len(data['data'])} articles, not {max(articles) + 1}")
         path = folder / name
-        path.write_text(json.dumps({"version": data.get("version", "1.1"),
+        # Written aside and renamed: another benchmark run on the same folder may be reading the file.
+        part = path.with_name(f"{name}.{os.getpid()}.part")
+        part.write_text(json.dumps({"version": data.get("version", "1.1"),
                                     "data": [data["data"][k] for k in articles]}, ensure_ascii=False))
+        part.replace(path)
         return path
 
     train = cut("en", train_articles, f"train.en.{args.train_articles}.json")
-    evals = [cut(lang, eval_articles, f"xquad.{lang}.json") for lang in XQUAD_LANGUAGES]
+    evals = [cut(lang, eval_articles, f"xquad.{lang}.json") for lang in args.languages]
     flags = ["--epochs", "1", "--batch_size", "8", "--lr", "1e-4", "--max_seq_len", "384"]
+    if args.few_shot:
+        flags = ["--few_shot", str(args.few_shot), "--seeds", "1", "--max_steps", str(args.few_shot_steps),
+                 "--batch_size", "8", "--lr", "1e-4", "--max_seq_len", "256"]
     return train, evals, flags
 
 
@@ -216,6 +229,12 @@ def main(argv=None) -> None:
                    help="xquad: mrc = the mPMR formulation (training.finetune, span matrix); standard = a start/end "
                         "classifier, que = CLISM's [QUE] head (both training.finetune_clism, same budget); the "
                         "column is then LABEL+standard / LABEL+que")
+    p.add_argument("--few_shot", type=int, default=None, metavar="N",
+                   help="xquad with --qa_head standard|que: train on N sampled English questions (CLISM paper's "
+                        "few-shot protocol, one sample per seed); task folder xquad_fewshotN")
+    p.add_argument("--few_shot_steps", type=int, default=50, help="optimiser steps of a few-shot run (default 50)")
+    p.add_argument("--languages", nargs="+", default=XQUAD_LANGUAGES, choices=XQUAD_LANGUAGES,
+                   help="xquad: languages scored (default all 12)")
     p.epilog = "Flags after a lone -- go to every fine-tuning run and override the budget's."
     argv = list(sys.argv[1:] if argv is None else argv)
     cut = argv.index("--") if "--" in argv else len(argv)
@@ -223,12 +242,14 @@ def main(argv=None) -> None:
     args.extra = argv[cut + 1:]
     if args.qa_head != "mrc" and args.task != "xquad":
         sys.exit(f"downstream: --qa_head {args.qa_head} is for xquad only")
+    if args.few_shot is not None and (args.task != "xquad" or args.qa_head == "mrc"):
+        sys.exit("downstream: --few_shot needs xquad with --qa_head standard or que")
     suffix = "" if args.qa_head == "mrc" else f"+{args.qa_head}"
     labels = args.labels or [Path(init).name + suffix for init in args.init]
     if len(labels) != len(args.init) or len(set(labels)) != len(labels):
         sys.exit("downstream: give one distinct --labels name per --init")
     task, files, metrics = TASKS[args.task]
-    out = Path(args.output) / args.task
+    out = Path(args.output) / (f"{args.task}_fewshot{args.few_shot}" if args.few_shot else args.task)
     (out / "data").mkdir(parents=True, exist_ok=True)
     train, evals, flags = files(args, out / "data")
     commands = {out / label / f"seed{seed}": finetune_command(args, task, init, seed, train, evals, flags,
