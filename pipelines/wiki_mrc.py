@@ -40,22 +40,18 @@ from corpora.languages import WIKIPEDIA_LANGUAGES
 from pipelines import beam_outputs, common, input_checks
 from pipelines.input_checks import UsageError
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
+from pipelines.wiki_dump_reading import DumpSpec, ReadDumps, language_profiles, multistream_index_for, siteinfo_namespaces
 from pipelines.wiki_mrc_transforms import (
     AssembleExamplesFn,
     BuildQueriesAndContextsFn,
-    DumpSpec,
     PairUnanswerableFn,
     ParsePagesFn,
-    ReadDumps,
-    language_profiles,
-    siteinfo_namespaces,
     ResolveLinksFn,
     SelectMentionsFn,
     StoredText,
     article_links,
     article_page_info,
     bucket_key,
-    multistream_index_for,
 )
 from pipelines.beam_outputs import DEAD_LETTER, STATS
 

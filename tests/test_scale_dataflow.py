@@ -30,7 +30,7 @@ from apache_beam.io.filesystems import FileSystems  # noqa: E402
 
 from corpora import parallel  # noqa: E402
 from pipelines import clism_pairs, common, vocap, wiki_mrc  # noqa: E402
-from pipelines.wiki_mrc_transforms import DumpSpec  # noqa: E402
+from pipelines.wiki_dump_reading import DumpSpec  # noqa: E402
 
 IMAGE = "europe-west4-docker.pkg.dev/xlu-project/xlu/beam-worker:0.1.0"
 BUCKET = "gs://xlu-bucket"

@@ -1,0 +1,127 @@
+"""The first stage of wiki_mrc: dump files -> (lang, page) records, read by byte range in parallel when
+a multistream dump has its index (Wikimedia's `-multistream-index.txt.bz2`), else one read a file.
+Damaged regions and unreadable indexes go to the dead letter; the rest of the dump is still read."""
+from __future__ import annotations
+
+import logging
+from typing import NamedTuple
+
+import apache_beam as beam
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+
+from corpora import dumps, multistream
+from corpora.languages import WikiLanguage, wiki_language
+from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
+
+PROGRESS = logging.getLogger("xlu.progress")
+
+
+class DumpSpec(NamedTuple):
+    lang: str
+    path: str
+    index_path: str | None
+    namespaces: tuple = ()  # ((key, name), ...) from the dump's <siteinfo>, read by the job's plan()
+
+
+def multistream_index_for(path: str) -> str | None:
+    """Wikipedia names the index of `X-multistream.xml.bz2` as `X-multistream-index.txt.bz2`."""
+    if path.endswith("multistream.xml.bz2"):
+        index = path[: -len(".xml.bz2")] + "-index.txt.bz2"
+        if FileSystems.exists(index):
+            return index
+    return None
+
+
+def plan_reads(spec: DumpSpec, streams_per_range: int):
+    """A multistream dump becomes byte ranges that workers read in parallel; others one read.
+
+    A damaged index must not lose the dump: the file is then read as one sequential stream
+    (a multistream file is a valid bz2 file) and the index goes to the dead letter.
+    """
+    if spec.index_path is not None:
+        try:
+            with FileSystems.open(spec.index_path, compression_type=CompressionTypes.UNCOMPRESSED) as index:
+                offsets = multistream.read_index_offsets(index)
+        except (ValueError, OSError, EOFError) as error:
+            yield dead_letter(spec.index_path, "index", "read", "bad_multistream_index", str(error))
+        else:
+            size = FileSystems.match([spec.path])[0].metadata_list[0].size_in_bytes
+            for start, end in multistream.stream_ranges(offsets, size, streams_per_range):
+                yield spec.lang, spec.path, start, end
+            return
+    yield spec.lang, spec.path, None, None
+
+
+def siteinfo_namespaces(path: str) -> tuple:
+    """The namespace names a dump's <siteinfo> declares (a few KB at the head of the file); () when
+    it has none (a WikiExtractor-era excerpt, a damaged head), and the job says so."""
+    try:
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            info = dumps.read_siteinfo_from_file(f, dumps.compression_for(path))
+    except Exception as error:  # a head we cannot read costs the local names, never the job
+        logging.warning("%s: cannot read <siteinfo> (%s); using the language table's namespace names", path, error)
+        return ()
+    if info is None or not info.namespaces:
+        logging.warning("%s: no <siteinfo> namespaces; using the language table's names", path)
+        return ()
+    return tuple(sorted(info.namespaces.items()))
+
+
+def language_profiles(specs: list[DumpSpec]) -> dict[str, WikiLanguage]:
+    """Each language's profile with the namespace names its dumps' <siteinfo> declared."""
+    profiles: dict[str, WikiLanguage] = {}
+    for spec in specs:
+        profile = profiles.get(spec.lang) or wiki_language(spec.lang)
+        if spec.namespaces:
+            profile = profile.with_siteinfo(dict(spec.namespaces))
+        profiles[spec.lang] = profile
+    return profiles
+
+
+class ReadPagesFn(TallyingDoFn):
+    """Pages of one file or byte range, with a progress line every `progress_every` pages."""
+
+    def __init__(self, max_page_bytes: int, progress_every: int = 10_000):
+        self.max_page_bytes, self.progress_every = max_page_bytes, progress_every
+
+    def process(self, read):
+        lang, path, start, end = read
+        source = path if start is None else f"{path}:{start}-{end}"
+        pages = 0
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            if start is None:
+                records = dumps.iter_pages_from_file(f, path, dumps.compression_for(path), self.max_page_bytes)
+            else:
+                records = dumps.read_stream_range(f, start, end, source, self.max_page_bytes)
+            for record in records:
+                if isinstance(record, dumps.BadRecord):
+                    self.tally("read", record.reason, lang)
+                    yield dead_letter(record.source, record.record_id, record.stage, record.reason, record.excerpt)
+                    continue
+                pages += 1
+                if pages % self.progress_every == 0:
+                    PROGRESS.info("%s: %s pages read from %s", lang, f"{pages:,}", source)
+                self.tally("pages", "read", lang)
+                yield lang, record
+
+
+class ReadDumps(beam.PTransform):
+    def __init__(self, specs: list[DumpSpec], streams_per_range: int, max_page_bytes: int):
+        super().__init__()
+        self.specs, self.streams_per_range, self.max_page_bytes = specs, streams_per_range, max_page_bytes
+
+    def expand(self, pbegin):
+        planned = (
+            pbegin
+            | "Dumps" >> beam.Create(self.specs)
+            | "PlanByteRanges" >> beam.FlatMap(plan_reads, self.streams_per_range).with_outputs(DEAD_LETTER, main="reads")
+        )
+        read = (
+            planned.reads
+            # Spread the ranges over workers; without it a runner may read them all in one bundle.
+            | "SpreadRanges" >> beam.Reshuffle()
+            | "ReadPages" >> beam.ParDo(ReadPagesFn(self.max_page_bytes)).with_outputs(STATS, DEAD_LETTER, main="pages")
+        )
+        dead = (planned[DEAD_LETTER], read[DEAD_LETTER]) | "ReadDeadLetters" >> beam.Flatten()
+        return {"pages": read.pages, STATS: read[STATS], DEAD_LETTER: dead}
