@@ -14,7 +14,8 @@ classifier, or CLISM's [QUE] head; with --few_shot N too, the CLISM paper's few-
 training questions sampled with the run's seed, the same N for every --init and head; task folder
 xquad_fewshotN). Its folder OUTPUT/TASK/LABEL/seedS keeps
 metrics.json and the predictions; a run whose metrics.json exists is not run again, so an interrupted
-benchmark resumes and a new --init adds a column. The fine-tuned weights (final/, 470 MB for
+benchmark resumes and a new --init adds a column (the table keeps the columns of earlier invocations
+on the same folder that have every seed asked for). The fine-tuned weights (final/, 470 MB for
 e5-small) are deleted unless --keep_models. The table (printed and written to
 OUTPUT/TASK/results.md) holds each evaluation file's metric, mean ± sample sd over the seeds, and
 the wall / CPU seconds per run.
@@ -60,6 +61,14 @@ def article_range(text: str) -> range:
     return range(int(first), int(last or first) + 1)
 
 
+def write_aside(path: Path, text: str) -> Path:
+    """Write to a temporary name and rename: another benchmark run on the same folder may be reading the file."""
+    part = path.with_name(f"{path.name}.{os.getpid()}.part")
+    part.write_text(text, encoding="utf-8")
+    part.replace(path)
+    return path
+
+
 def xquad_files(args, folder: Path) -> tuple[Path, list[Path], list[str]]:
     """The English training split and one evaluation file per language, as SQuAD v1.1 JSON."""
     xquad = args.eval_data / "xquad"
@@ -72,13 +81,8 @@ def xquad_files(args, folder: Path) -> tuple[Path, list[Path], list[str]]:
         data = json.loads(gzip.decompress(source.read_bytes()))
         if max(articles) >= len(data["data"]):
             sys.exit(f"downstream: {source} has {len(data['data'])} articles, not {max(articles) + 1}")
-        path = folder / name
-        # Written aside and renamed: another benchmark run on the same folder may be reading the file.
-        part = path.with_name(f"{name}.{os.getpid()}.part")
-        part.write_text(json.dumps({"version": data.get("version", "1.1"),
-                                    "data": [data["data"][k] for k in articles]}, ensure_ascii=False))
-        part.replace(path)
-        return path
+        return write_aside(folder / name, json.dumps({"version": data.get("version", "1.1"),
+                                                       "data": [data["data"][k] for k in articles]}, ensure_ascii=False))
 
     train = cut("en", train_articles, f"train.en.{args.train_articles}.json")
     evals = [cut(lang, eval_articles, f"xquad.{lang}.json") for lang in args.languages]
@@ -94,9 +98,7 @@ def wikiann_files(args, folder: Path) -> tuple[Path, list[Path], list[str]]:
         if not source.exists():
             sys.exit(f"downstream: {source}: not found (set XLU_SHARED_DATA or pass --eval_data)")
         blocks = source.read_text(encoding="utf-8").split("\n\n")
-        path = folder / name
-        path.write_text("\n\n".join(b for b in blocks[:sentences] if b.strip()) + "\n\n", encoding="utf-8")
-        return path
+        return write_aside(folder / name, "\n\n".join(b for b in blocks[:sentences] if b.strip()) + "\n\n")
 
     wikiann = args.eval_data / "wikiann"
     train = head(wikiann / "en" / "train", args.train_sentences, f"wikiann.en.train{args.train_sentences}")
@@ -256,7 +258,11 @@ def main(argv=None) -> None:
                                                              out / label / f"seed{seed}")
                 for label, init in zip(labels, args.init) for seed in args.seeds}
     run_all(args, commands)
-    results = {label: [read_result(out / label / f"seed{seed}") for seed in args.seeds] for label in labels}
+    # Columns other invocations left in this task folder (another --init or --qa_head) stay in the table
+    # when they have every seed asked for.
+    earlier = sorted(d.name for d in out.iterdir() if d.is_dir() and d.name != "data" and d.name not in labels
+                     and all((d / f"seed{seed}" / "metrics.json").exists() for seed in args.seeds))
+    results = {label: [read_result(out / label / f"seed{seed}") for seed in args.seeds] for label in labels + earlier}
     text = table(results, metrics)
     (out / "results.md").write_text(text + "\n")
     print(text)
