@@ -5,7 +5,7 @@
     python benchmarks/downstream.py pawsx   --init /tmp/e5-small --output /tmp/downstream
     python benchmarks/downstream.py xquad   --init /tmp/e5-small runs/mpmr/final --labels e5 e5+mPMR ...   # an ablation
     python benchmarks/downstream.py xquad   --init /tmp/e5-small --qa_head standard ...   # start/end head baseline
-    python benchmarks/downstream.py xquad   --init runs/clism/final --qa_head que --few_shot 64 ...   # few-shot
+    python benchmarks/downstream.py xquad   --init runs/clism/final --qa_head que --few_shot 64 256 ...   # few-shot
 
 Each (init, seed) is one `python -m training.finetune` process (--jobs of them at a time) that trains
 and then scores every evaluation file of the task (`--eval` with several files). With --qa_head
@@ -208,6 +208,20 @@ def table(results: dict[str, list[dict]], metrics: list[str]) -> str:
     return "\n".join(lines)
 
 
+def few_shot_table(by_size: dict[int, dict[str, list[dict]]], metrics: list[str]) -> str:
+    """One row per training-set size, one column per init: the mean over the evaluation files, mean ± sd
+    over the seeds."""
+    labels = list(dict.fromkeys(label for results in by_size.values() for label in results))
+    header = " / ".join(metrics)
+    lines = ["| questions | " + " | ".join(f"{label} {header}" for label in labels) + " |",
+             "|---:|" + "---:|" * len(labels)]
+    for n, results in by_size.items():
+        cells = [" / ".join(mean_sd([r["metrics"][m] for r in results[label]]) for m in metrics)
+                 if label in results else "–" for label in labels]
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("task", choices=sorted(TASKS))
@@ -231,9 +245,10 @@ def main(argv=None) -> None:
                    help="xquad: mrc = the mPMR formulation (training.finetune, span matrix); standard = a start/end "
                         "classifier, que = CLISM's [QUE] head (both training.finetune_clism, same budget); the "
                         "column is then LABEL+standard / LABEL+que")
-    p.add_argument("--few_shot", type=int, default=None, metavar="N",
+    p.add_argument("--few_shot", type=int, nargs="+", default=None, metavar="N",
                    help="xquad with --qa_head standard|que: train on N sampled English questions (CLISM paper's "
-                        "few-shot protocol, one sample per seed); task folder xquad_fewshotN")
+                        "few-shot protocol, one sample per seed); task folder xquad_fewshotN; with several N, "
+                        "OUTPUT/xquad_fewshot.md also gets one table of the mean over the languages per N")
     p.add_argument("--few_shot_steps", type=int, default=50, help="optimiser steps of a few-shot run (default 50)")
     p.add_argument("--languages", nargs="+", default=XQUAD_LANGUAGES, choices=XQUAD_LANGUAGES,
                    help="xquad: languages scored (default all 12)")
@@ -251,21 +266,32 @@ def main(argv=None) -> None:
     if len(labels) != len(args.init) or len(set(labels)) != len(labels):
         sys.exit("downstream: give one distinct --labels name per --init")
     task, files, metrics = TASKS[args.task]
-    out = Path(args.output) / (f"{args.task}_fewshot{args.few_shot}" if args.few_shot else args.task)
-    (out / "data").mkdir(parents=True, exist_ok=True)
-    train, evals, flags = files(args, out / "data")
-    commands = {out / label / f"seed{seed}": finetune_command(args, task, init, seed, train, evals, flags,
-                                                             out / label / f"seed{seed}")
-                for label, init in zip(labels, args.init) for seed in args.seeds}
+    folders, commands = {}, {}
+    for n in args.few_shot or [None]:
+        out = Path(args.output) / (f"{args.task}_fewshot{n}" if n else args.task)
+        (out / "data").mkdir(parents=True, exist_ok=True)
+        train, evals, flags = files(argparse.Namespace(**{**vars(args), "few_shot": n}), out / "data")
+        folders[n] = out
+        commands.update({out / label / f"seed{seed}": finetune_command(args, task, init, seed, train, evals, flags,
+                                                                      out / label / f"seed{seed}")
+                         for label, init in zip(labels, args.init) for seed in args.seeds})
     run_all(args, commands)
-    # Columns other invocations left in this task folder (another --init or --qa_head) stay in the table
-    # when they have every seed asked for.
-    earlier = sorted(d.name for d in out.iterdir() if d.is_dir() and d.name != "data" and d.name not in labels
-                     and all((d / f"seed{seed}" / "metrics.json").exists() for seed in args.seeds))
-    results = {label: [read_result(out / label / f"seed{seed}") for seed in args.seeds] for label in labels + earlier}
-    text = table(results, metrics)
-    (out / "results.md").write_text(text + "\n")
-    print(text)
+    by_size = {}
+    for n, out in folders.items():
+        # Columns other invocations left in this task folder (another --init or --qa_head) stay in the table
+        # when they have every seed asked for.
+        earlier = sorted(d.name for d in out.iterdir() if d.is_dir() and d.name != "data" and d.name not in labels
+                         and all((d / f"seed{seed}" / "metrics.json").exists() for seed in args.seeds))
+        results = {label: [read_result(out / label / f"seed{seed}") for seed in args.seeds]
+                   for label in labels + earlier}
+        by_size[n] = results
+        text = table(results, metrics)
+        (out / "results.md").write_text(text + "\n")
+        print(f"\n{out}:\n{text}" if len(folders) > 1 else text)
+    if len(folders) > 1:
+        text = few_shot_table(by_size, metrics)
+        (Path(args.output) / f"{args.task}_fewshot.md").write_text(text + "\n")
+        print(f"\nmean over {', '.join(args.languages)}:\n{text}")
 
 
 if __name__ == "__main__":
