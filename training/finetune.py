@@ -54,10 +54,9 @@ TASK_DEFAULTS = {
 def row_logits(model, collator: MPMRCollator, rows: list[dict], batch_size: int, device: torch.device,
                autocast) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
     """(row index, S logits [L, L], context word of each subword [L]) for every row, L its own length.
-    Rows go through the model in order of their word count, so that a batch pads to about its rows'
-    own length (XQuAD windows run from ~50 to 384 subwords; in input order much of the work was padding)."""
+    Rows go through the model shortest first (finetune_loop.shortest_first)."""
     model.eval()
-    order = sorted(range(len(rows)), key=lambda k: len(rows[k]["query_words"]) + len(rows[k]["context_words"]))
+    order = finetune_loop.shortest_first(rows)
     with torch.no_grad():
         for start in range(0, len(rows), batch_size):
             chunk = order[start:start + batch_size]

@@ -179,10 +179,9 @@ def train_rows(examples, tokenizer, args, head: str, counts: Counter) -> list[di
 def evaluate(model, collator: QACollator, examples, tokenizer, args, head: str, device, autocast):
     room_len = args.max_seq_len - (1 if head == "que" else 0)
     rows, wins = squad.to_rows(examples, tokenizer, args.max_query_tokens, room_len, args.doc_stride, train=False)
-    # Windows go through the model shortest first, so that a batch pads to about its rows' own length
-    # (XQuAD windows run from ~50 to 384 subwords); the best span per question is then chosen in window
+    # Windows go through the model shortest first; the best span per question is then chosen in window
     # order, so ties resolve as they would in input order.
-    order = sorted(range(len(rows)), key=lambda k: len(rows[k]["query_words"]) + len(rows[k]["context_words"]))
+    order = finetune_loop.shortest_first(rows)
     found: list = [None] * len(rows)
     model.eval()
     with torch.no_grad():
