@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 from corpora.name_folding import fold_words
 
-# Generous first guess of characters per word (long German/Finnish words, markup-free text);
-# the window doubles when it yields too few words, so this only affects speed.
-_CHARS_PER_WORD = 12
+# First guess of characters per word, spaces included: the real excerpts' contexts average 2.6 (ja),
+# 4.2 (vi), 5.6 (en) and 6.2 (el, at most 7.4). The window doubles when it yields too few words, so
+# this only affects speed: a larger guess tokenises text that is thrown away (12 cost ~1/3 more).
+_CHARS_PER_WORD = 8
 
 
 @dataclass(frozen=True)

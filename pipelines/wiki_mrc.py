@@ -44,12 +44,12 @@ from pipelines.wiki_dump_reading import DumpSpec, ReadDumps, language_profiles, 
 from pipelines.wiki_mrc_transforms import (
     AssembleExamplesFn,
     BuildQueriesAndContextsFn,
+    LinksByTargetFn,
     PairUnanswerableFn,
     ParsePagesFn,
     ResolveLinksFn,
     SelectMentionsFn,
     StoredText,
-    article_links,
     article_page_info,
     bucket_key,
 )
@@ -131,7 +131,7 @@ class BuildMrcExamples(beam.PTransform):
             (articles | "ArticleTitles" >> beam.Map(article_page_info), parsed.redirects)
             | "PagesByTitle" >> beam.Flatten()
         )
-        links = articles | "Links" >> beam.FlatMap(article_links)
+        links = articles | "LinksByTarget" >> beam.ParDo(LinksByTargetFn())
         resolved = (
             {"page": pages_by_title, "mention": links}
             | "JoinLinksWithPages" >> beam.CoGroupByKey()

@@ -13,7 +13,8 @@ from corpora.schemas import MRC_SCHEMA
 from corpora.titles import normalise_title, strip_qualifier
 from corpora.wikitext import parse_wikitext
 from corpora.words import get_tokenizer
-from pipelines import wiki_mrc
+from pipelines import wiki_mrc, wiki_mrc_transforms
+from pipelines.wiki_mrc_transforms import Article, LinksByTargetFn
 
 from job_files import dead_letters, read_checked
 from conftest import SHARED_DATA
@@ -123,6 +124,37 @@ def test_every_page_and_link_is_accounted_for(excerpt_run):
     assert en["entities/with_examples"] == len({r["entity"] for r in data})
     kept = en["entities/above_min_mentions"]
     assert kept == en["entities/with_examples"] + en.get("entities/unmaskable", 0) + en.get("entities/empty_definition", 0) + en.get("entities/no_context", 0)
+
+
+def test_links_are_grouped_by_target_within_a_bundle_and_flushed_when_the_buffer_fills(monkeypatch):
+    def article(page_id, *targets):
+        text = " ".join(f"w{i}" for i in range(len(targets)))
+        anchors = tuple((3 * i, 3 * i + 2, t) for i, t in enumerate(targets))
+        return Article("en", page_id, f"P{page_id}", text, anchors, (), False)
+
+    fn = LinksByTargetFn()
+    fn.start_bundle()
+    assert list(fn.process(article(1, "A", "B", "A"))) == []
+    assert list(fn.process(article(2, "B"))) == []
+    grouped = {wv.value[0]: wv.value[1] for wv in fn.finish_bundle()}
+    assert grouped == {
+        ("en", "A"): ((1, 0, 0, 2, "w0"), (1, 2, 6, 8, "w2")),
+        ("en", "B"): ((1, 1, 3, 5, "w1"), (2, 0, 0, 2, "w0")),
+    }
+    monkeypatch.setattr(wiki_mrc_transforms, "LINK_BUFFER_MENTIONS", 3)
+    fn.start_bundle()
+    assert list(fn.process(article(1, "A", "B"))) == []
+    assert dict(fn.process(article(2, "A"))) == {("en", "A"): ((1, 0, 0, 2, "w0"), (2, 0, 0, 2, "w0")), ("en", "B"): ((1, 1, 3, 5, "w1"),)}
+    assert list(fn.finish_bundle()) == []
+
+
+@needs_excerpt
+def test_output_does_not_depend_on_how_links_were_grouped(tmp_path, excerpt_run, monkeypatch):
+    """Flushing the link buffer after every article (one element per article and target, as a
+    runner with tiny bundles would make) gives the same bytes as one group per target."""
+    monkeypatch.setattr(wiki_mrc_transforms, "LINK_BUFFER_MENTIONS", 1)
+    run_job(tmp_path, "--dump", f"en={EXCERPT}", "--min_mentions_en", "2")
+    assert outputs(tmp_path) == outputs(excerpt_run[0])
 
 
 @needs_excerpt
