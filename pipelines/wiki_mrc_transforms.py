@@ -162,9 +162,9 @@ class LinksByTargetFn(beam.DoFn):
     the first join, as Beam's combiner lifting does for CombinePerKey.
 
     Every link of the dump crosses that join and the next one, and Beam's cost there is per element
-    (encoding, the shuffle, each stage's call): one element per link was ~15% of the job's CPU.
-    Grouping within a bundle makes it one element per distinct target, 1.2-3x fewer on the real
-    excerpts (en, ja, vi, el; more in a full dump, whose links concentrate on popular targets).
+    (encoding, the shuffle, each stage's call). Grouping within a bundle makes it one element per
+    distinct target: 1.2-3x fewer on the real excerpts (en, ja, vi, el; a full dump's batches of
+    100k links, where countries and years recur, are not measured).
     A mention is a plain tuple in Mention's field order: Beam's fast coder writes tuples of ints and
     strings natively but pickles a NamedTuple with its class. No stage depends on the order of the
     mentions of a target (SelectMentionsFn orders them by seeded hash), so the output is the same
