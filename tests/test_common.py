@@ -64,3 +64,15 @@ def test_lang_path_errors_are_one_line(tmp_path):
         with pytest.raises(SystemExit, match=message) as err:
             input_checks.parse_lang_paths([bad], "--dump", {"en"})
         assert "\n" not in str(err.value)
+
+
+def test_pipelines_run_with_fewer_garbage_collections_and_the_collector_is_restored_after():
+    import gc
+
+    before = gc.get_threshold()
+    with common.fewer_garbage_collections():
+        assert gc.get_threshold()[0] == 100_000 and gc.get_freeze_count() > 0
+        with pytest.raises(ValueError):
+            with common.fewer_garbage_collections():
+                raise ValueError("a failing pipeline")
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
