@@ -17,6 +17,7 @@ common temporary directory).
 from __future__ import annotations
 
 import ctypes
+import json
 import fcntl
 import os
 import shutil
@@ -285,3 +286,27 @@ def test_simalign_aligns_real_pairs_with_the_converted_encoder(converted):
     result = score(aligner.align(pairs), gold)
     # A random 12-layer encoder scores AER ~0.9 here; the real one ~0.1 (docs/results.md has the full sets).
     assert result["aer"] < 0.3, result
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (SHARED / "eval" / "xquad").exists(), reason="../shared/data/eval is not beside this checkout")
+def test_downstream_smoke_run_fine_tunes_the_converted_encoder_on_real_xquad(converted, tmp_path):
+    """Issue 16: the one fine-tuning run CI makes on real data. benchmarks/downstream.py as
+    docs/results.md runs it, cut to 2 optimiser steps on XQuAD's English article 0 and scoring
+    article 47 in English and German: every stage (the cut, training.finetune with the converted
+    e5, scoring, the table) on the real files."""
+    command = [sys.executable, str(ROOT / "benchmarks" / "downstream.py"), "xquad", "--init", str(converted),
+               "--labels", "e5", "--seeds", "0", "--train_articles", "0", "--eval_articles", "47",
+               "--languages", "en", "de", "--threads", "1", "--output", str(tmp_path),
+               "--", "--max_steps", "2"]  # at the default 384 subwords: 128 makes ~50 windows a question
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1200,
+                          env={**os.environ, "XLU_SHARED_DATA": str(SHARED)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads((tmp_path / "xquad" / "e5" / "seed0" / "metrics.json").read_text())
+    by_eval = result["metrics_by_eval"]
+    assert set(by_eval) == {"xquad.en", "xquad.de"}
+    for metrics in by_eval.values():
+        assert 0 <= metrics["exact_match"] <= metrics["f1"] <= 100
+    assert result["steps"] == 2 and result["eval_examples"] > 0
+    table = (tmp_path / "xquad" / "results.md").read_text()
+    assert "| xquad.de |" in table and "e5 f1 / exact_match" in table
