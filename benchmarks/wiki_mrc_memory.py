@@ -16,8 +16,8 @@ Every process of each tree (the launching client, the scheduler, the `dask worke
 hosts the nannies, each worker, multiprocessing helpers) is sampled every 0.2 s with psutil; its
 peak RSS is the kernel's own high-water mark (VmHWM in /proc/PID/status), so a peak between two
 samples is not missed; the client's is also taken from wait4() at its exit (the dumps are built in a
-child process, so that this process stays small: a child's ru_maxrss starts at its parent's peak). Both runs use the same
-input and options; "identical" compares the bytes of every Parquet file (data/, stats.parquet,
+child process, so that this process stays small: a child's ru_maxrss starts at its parent's peak).
+Both runs use the same input and options; "identical" compares the bytes of every Parquet file (data/, stats.parquet,
 dead_letter/) between the two outputs (README.md quotes the command, so it differs).
 """
 from __future__ import annotations
