@@ -17,8 +17,9 @@ hosts the nannies, each worker, multiprocessing helpers) is sampled every 0.2 s 
 peak RSS is the kernel's own high-water mark (VmHWM in /proc/PID/status), so a peak between two
 samples is not missed; the client's is also taken from wait4() at its exit (the dumps are built in a
 child process, so that this process stays small: a child's ru_maxrss starts at its parent's peak).
-Both runs use the same input and options; "identical" compares the bytes of every Parquet file (data/, stats.parquet,
-dead_letter/) between the two outputs (README.md quotes the command, so it differs).
+Both runs use the same input and options; "identical" compares the bytes of every Parquet file
+(data/, stats.parquet, dead_letter/) between the two outputs (README.md quotes the command, so it
+differs).
 """
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def build_in_a_child_process(src: Path, copies: int, directory: Path) -> tuple[P
     process started later inherits its parent's peak RSS in the ru_maxrss that wait4() reports
     (Linux records the pre-exec address space's high-water mark), so each client's peak would read
     at least this process's."""
-    dump = directory / f"enwiki-x{copies}-pages-articles-multistream.xml.bz2"
+    dump = repeated_dump_path(directory, copies)
     count_file = dump.with_suffix(".pages")
     if not (dump.exists() and count_file.exists()):
         with multiprocessing.get_context("spawn").Pool(1) as pool:
@@ -71,9 +72,13 @@ def build_multistream_dump(src: Path, copies: int, directory: Path) -> tuple[Pat
     with bz2.open(plain, "rb") as f:
         header, pages, footer = split_dump_pages(iter(lambda: f.read(1 << 20), b""))
     plain.unlink()
-    dump = directory / f"enwiki-x{copies}-pages-articles-multistream.xml.bz2"
+    dump = repeated_dump_path(directory, copies)
     write_multistream(pages, header, footer, dump, directory / f"enwiki-x{copies}-pages-articles-multistream-index.txt.bz2", 100)
     return dump, len(pages)
+
+
+def repeated_dump_path(directory: Path, copies: int) -> Path:
+    return directory / f"enwiki-x{copies}-pages-articles-multistream.xml.bz2"
 
 
 def dask_npartitions(pages: int, workers: int, pages_per_partition: int = 200) -> int:

@@ -44,8 +44,14 @@ class TallyingDoFn(beam.DoFn):
 
     def finish_bundle(self):
         for key, n in sorted(self._tally.items()):
-            yield TaggedOutput(STATS, WindowedValue((key, n), MIN_TIMESTAMP, [GlobalWindow()]))
+            yield TaggedOutput(STATS, in_global_window((key, n)))
         self._tally.clear()
+
+
+def in_global_window(value) -> WindowedValue:
+    """An element emitted from finish_bundle, which has no input element to take its window from;
+    every job here runs in the global window."""
+    return WindowedValue(value, MIN_TIMESTAMP, [GlobalWindow()])
 
 
 def dead_letter(source: str, record_id: str, stage: str, reason: str, excerpt: str) -> TaggedOutput:

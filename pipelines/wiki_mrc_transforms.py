@@ -22,9 +22,6 @@ from itertools import chain
 from typing import NamedTuple
 
 import apache_beam as beam
-from apache_beam.transforms.window import GlobalWindow
-from apache_beam.utils.timestamp import MIN_TIMESTAMP
-from apache_beam.utils.windowed_value import WindowedValue
 
 from corpora.languages import WikiLanguage, wiki_language
 from corpora.entity_masking import collect_surface_forms, masked_query_and_leaks
@@ -34,7 +31,7 @@ from corpora.seeding import keyed_rng, stable_hash
 from corpora.titles import normalise_title, strip_qualifier
 from corpora.wikitext import parse_wikitext
 from corpora.words import get_tokenizer, is_word_like, stop_words
-from pipelines.beam_outputs import TallyingDoFn, dead_letter
+from pipelines.beam_outputs import TallyingDoFn, dead_letter, in_global_window
 
 PROGRESS = logging.getLogger("xlu.progress")
 
@@ -189,7 +186,7 @@ class LinksByTargetFn(beam.DoFn):
 
     def finish_bundle(self):
         for key_and_mentions in self._drain():
-            yield WindowedValue(key_and_mentions, MIN_TIMESTAMP, [GlobalWindow()])
+            yield in_global_window(key_and_mentions)
 
     def _drain(self):
         by_target, self._by_target, self._buffered = self._by_target, {}, 0

@@ -72,7 +72,8 @@ def test_pipelines_run_with_fewer_garbage_collections_and_the_collector_is_resto
     before = gc.get_threshold()
     with common.fewer_garbage_collections():
         assert gc.get_threshold()[0] == 100_000 and gc.get_freeze_count() > 0
-        with pytest.raises(ValueError):
-            with common.fewer_garbage_collections():
-                raise ValueError("a failing pipeline")
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    with pytest.raises(ValueError):
+        with common.fewer_garbage_collections():
+            raise ValueError("a failing pipeline")
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
