@@ -41,16 +41,13 @@ from pipelines import beam_outputs, common, input_checks
 from pipelines.input_checks import UsageError
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from pipelines.wiki_dump_reading import DumpSpec, ReadDumps, language_profiles, multistream_index_for, siteinfo_namespaces
+from pipelines.wiki_mrc_entities import LinksByTargetFn, ResolveLinksFn, SelectMentionsFn, article_page_info
 from pipelines.wiki_mrc_transforms import (
     AssembleExamplesFn,
     BuildQueriesAndContextsFn,
-    LinksByTargetFn,
     PairUnanswerableFn,
     ParsePagesFn,
-    ResolveLinksFn,
-    SelectMentionsFn,
     StoredText,
-    article_page_info,
     bucket_key,
 )
 from pipelines.beam_outputs import DEAD_LETTER, STATS

@@ -13,8 +13,9 @@ from corpora.schemas import MRC_SCHEMA
 from corpora.titles import normalise_title, strip_qualifier
 from corpora.wikitext import parse_wikitext
 from corpora.words import get_tokenizer
-from pipelines import wiki_mrc, wiki_mrc_transforms
-from pipelines.wiki_mrc_transforms import Article, LinksByTargetFn
+from pipelines import wiki_mrc, wiki_mrc_entities
+from pipelines.wiki_mrc_entities import LinksByTargetFn
+from pipelines.wiki_mrc_transforms import Article
 
 from job_files import dead_letters, read_checked
 from conftest import SHARED_DATA
@@ -141,7 +142,7 @@ def test_links_are_grouped_by_target_within_a_bundle_and_flushed_when_the_buffer
         ("en", "A"): ((1, 0, 0, 2, "w0"), (1, 2, 6, 8, "w2")),
         ("en", "B"): ((1, 1, 3, 5, "w1"), (2, 0, 0, 2, "w0")),
     }
-    monkeypatch.setattr(wiki_mrc_transforms, "LINK_BUFFER_MENTIONS", 3)
+    monkeypatch.setattr(wiki_mrc_entities, "LINK_BUFFER_MENTIONS", 3)
     fn.start_bundle()
     assert list(fn.process(article(1, "A", "B"))) == []
     assert dict(fn.process(article(2, "A"))) == {("en", "A"): ((1, 0, 0, 2, "w0"), (2, 0, 0, 2, "w0")), ("en", "B"): ((1, 1, 3, 5, "w1"),)}
@@ -152,7 +153,7 @@ def test_links_are_grouped_by_target_within_a_bundle_and_flushed_when_the_buffer
 def test_output_does_not_depend_on_how_links_were_grouped(tmp_path, excerpt_run, monkeypatch):
     """Flushing the link buffer after every article (one element per article and target, as a
     runner with tiny bundles would make) gives the same bytes as one group per target."""
-    monkeypatch.setattr(wiki_mrc_transforms, "LINK_BUFFER_MENTIONS", 1)
+    monkeypatch.setattr(wiki_mrc_entities, "LINK_BUFFER_MENTIONS", 1)
     run_job(tmp_path, "--dump", f"en={EXCERPT}", "--min_mentions_en", "2")
     assert outputs(tmp_path) == outputs(excerpt_run[0])
 
