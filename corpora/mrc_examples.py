@@ -80,6 +80,8 @@ def answer_spans(
 
 def _words_before(tokenizer, text: str, end: int, need: int) -> list[str]:
     """At least `need` whole words ending at char `end`, or all words if the text starts first."""
+    if need <= 0:
+        return []
     width = max(64, need * _CHARS_PER_WORD)
     while True:
         start = max(0, end - width)
@@ -92,6 +94,8 @@ def _words_before(tokenizer, text: str, end: int, need: int) -> list[str]:
 
 
 def _words_after(tokenizer, text: str, start: int, need: int) -> list[str]:
+    if need <= 0:
+        return []
     width = max(64, need * _CHARS_PER_WORD)
     while True:
         end = min(len(text), start + width)
@@ -125,11 +129,16 @@ def build_context(
         return None
     room = context_words - len(anchor_words)
     xi = rng.randint(0, room)
-    before = _words_before(tokenizer, text, anchor_start, room)
-    after = _words_after(tokenizer, text, anchor_end, room)
-    # Slide the window inward at article edges so that it still holds C words.
+    # Only the words the window takes are tokenised (ξ before, C − ξ after), not C on each side:
+    # the tokeniser is most of this function's cost. At an article edge the window slides inward
+    # so that it still holds C words: fewer than ξ before (the start) asks for more after, and
+    # fewer than C − ξ after (the end) asks for more before.
+    before = _words_before(tokenizer, text, anchor_start, xi)
     n_before = min(xi, len(before))
+    after = _words_after(tokenizer, text, anchor_end, room - n_before)
     n_after = min(room - n_before, len(after))
+    if len(before) < room - n_after and len(before) >= xi:  # the end came first; the start may not have
+        before = _words_before(tokenizer, text, anchor_start, room - n_after)
     n_before = min(len(before), room - n_after)
     words = tuple(before[len(before) - n_before :]) + tuple(anchor_words) + tuple(after[:n_after])
     answers = answer_spans(words, [anchor_words, *title_words], tokenizer.joins_with_space)

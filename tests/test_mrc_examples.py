@@ -64,8 +64,40 @@ def test_window_slides_inward_at_article_edges():
         c = ctx(text, s, e, seed=seed)
         assert len(c.words) == 200 and c.answers[0] == (0, 0)
     text, s, e = article(500, "Omega", 0)
-    c = ctx(text, s, e, seed=3)
-    assert len(c.words) == 200 and c.answers[-1] == (199, 199)
+    for seed in range(20):
+        c = ctx(text, s, e, seed=seed)
+        assert len(c.words) == 200 and c.answers[-1] == (199, 199)
+    # Near (not at) the end: a ξ that leaves more than 30 words after the anchor slides the window
+    # to the article's last 200 words; every window is 200 consecutive words holding the anchor.
+    text, s, e = article(500, "Omega", 30)
+    words = text.split()
+    slid = 0
+    for seed in range(40):
+        c = ctx(text, s, e, seed=seed)
+        first = words.index(c.words[0])
+        assert c.words == tuple(words[first : first + 200]) and "Omega" in c.words
+        slid += c.words[-1] == words[-1]
+    assert slid > 30
+
+
+class CountingTokenizer:
+    def __init__(self, inner):
+        self.inner, self.joins_with_space, self.chars = inner, inner.joins_with_space, 0
+
+    def tokenize(self, text):
+        self.chars += len(text)
+        return self.inner.tokenize(text)
+
+
+def test_context_tokenises_about_c_words_not_c_on_each_side():
+    text, s, e = article(5000, "Gamma", 5000)  # words of 2-5 characters and a space
+    for seed in range(30):
+        counting = CountingTokenizer(EN)
+        c = build_context(counting, text, s, e, 200, random.Random(seed), "1:0", "E", 1)
+        assert len(c.words) == 200
+        # ξ words' worth of text before and C - ξ after (8 characters a word, 64 at least each
+        # side), not C words' worth on each side (3,200 characters).
+        assert counting.chars <= 200 * 8 + 2 * 64 + len("Gamma")
 
 
 def test_short_article_gives_all_its_words():
