@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from corpora.languages import WIKIPEDIA_LANGUAGES, WikiLanguage, wiki_language
 from corpora.wikitext_blocks import (
@@ -76,8 +77,10 @@ from corpora.wikitext_markers import (
 __all__ = ["Anchor", "ParsedPage", "parse_wikitext", "WIKIPEDIA_LANGUAGES"]
 
 
-@dataclass(frozen=True)
-class Anchor:
+class Anchor(NamedTuple):
+    """A tuple, not a frozen dataclass: pages hold tens of thousands of links and a frozen dataclass
+    costs ~4x a tuple to build; the job passes them on as the plain (start, end, target) it needs."""
+
     start: int  # char offset into ParsedPage.text, inclusive
     end: int  # exclusive; text[start:end] is exactly the visible link text
     target: str  # normalise_title(link target); never empty

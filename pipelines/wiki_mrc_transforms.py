@@ -135,7 +135,7 @@ class ParsePagesFn(TallyingDoFn):
             yield dead_letter(lang, str(page.page_id), "parse", f"parser_error:{type(error).__name__}", page.title)
             return
         self.tally("pages", "disambiguation" if parsed.is_disambiguation else "article", lang)
-        anchors = tuple((a.start, a.end, a.target) for a in parsed.anchors)
+        anchors = parsed.anchors  # (start, end, target) tuples
         self.tally("mentions", "links", lang, len(anchors))
         yield Article(lang, page.page_id, title, parsed.text, anchors, tuple(parsed.bold_names), parsed.is_disambiguation)
 
