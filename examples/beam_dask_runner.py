@@ -21,19 +21,55 @@ any job in pipelines/; measured here, not guessed:
 Also: its Reshuffle is a no-op and Create puts up to 128 elements in one partition, so a job's dump
 list (a handful of elements) would run in one task whatever the cluster size; here Reshuffle
 repartitions to `--dask_npartitions` (default: the cluster's worker threads) and GroupByKey keeps
-exactly that many partitions (task-based shuffle, whose partitioning hashes with dask's `tokenize`, so it
-is the same in every worker process). Side inputs are computed once as a dask `Item` that every
-task receives, instead of being recomputed inside each task. Counters are not collected (Beam's
+exactly that many partitions. Side inputs are computed once as a dask `Item` that every task
+receives, instead of being recomputed inside each task. Counters are not collected (Beam's
 DaskRunner has no metrics either); the jobs' `stats.parquet` holds every count.
+
+Shuffles (GroupByKey, Reshuffle): `--dask_shuffle disk` (the default) or `tasks`.
+
+  disk   each input partition is one task that writes its elements, split by destination, to one
+         file under `--dask_shuffle_dir` (default: the launching process's temporary directory) and
+         returns only the byte offsets of the pieces; one barrier task gathers the offsets; output
+         partition j is one task that reads piece j of every file, in input order. The graph is 2n+1
+         tasks and 2n edges per shuffle (n = partitions) and the data never passes through dask's
+         messaging or its worker memory between the two sides, so neither the scheduler nor the
+         workers hold the shuffle. The files stay until the pipeline ends (then the directory is
+         removed): disk use is the sum of what the job shuffles. Every worker must see the directory
+         under the same path: true of a local cluster (one file system); on several machines give a
+         shared mount. The runner checks it before the job starts (a marker file every worker must
+         read back) and stops with one line if a worker cannot see it.
+  tasks  dask.bag's `groupby(shuffle="tasks")`: ~n log n tasks of in-memory pieces per shuffle,
+         held by the workers and all known to the scheduler; measured in docs/scale_out.md §4 (at
+         64x the excerpt: scheduler 668 MB, 30x DirectRunner's CPU). Kept for comparison.
+
+`disk` is the default because it measured better on the same dumps (docs/scale_out.md §4).
+Not dask.bag's own `groupby(shuffle="disk")`: its partd.File store deletes its directory when a copy
+of the store is garbage-collected (`__del__`, in whichever worker process unpickled one), and
+partition tasks append to shared files under locks in whatever order they run, so values within a
+group would come out in a timing-dependent order.
+
+Which output partition a key goes to is a 64-bit BLAKE2b digest of the key encoded with Beam's
+deterministic coder for the key type (as Beam's own shuffles group by encoded keys), modulo n: the
+same in every process, where Python's `hash()` of str/bytes is randomised per process
+(PYTHONHASHSEED) and would send one key to different partitions from different workers, so that it
+came out as two groups. Within a partition the groups are made by the key itself, in the order the
+keys are first read.
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import os
 import pickle
+import shutil
+import tempfile
+import uuid
 import zlib
+from functools import partial
 
-import dask
 import dask.bag as db
-from apache_beam import DoFn, ParDo
+from apache_beam import DoFn, ParDo, coders
+from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.pipeline import PipelineVisitor
 from apache_beam.pvalue import PBegin
 from apache_beam.runners.common import DoFnContext, DoFnInvoker, DoFnSignature, Receiver, _OutputHandler
@@ -49,6 +85,22 @@ from apache_beam.runners.dask.overrides import (
 from apache_beam.runners.dask.transform_evaluator import defenestrate, get_windowed_value
 from apache_beam.runners.runner import PipelineState
 from apache_beam.transforms.sideinputs import SideInputMap
+from apache_beam.typehints import Any as AnyType
+from apache_beam.typehints.typehints import TupleConstraint
+from dask.highlevelgraph import HighLevelGraph
+
+
+class DaskShuffleOptions(PipelineOptions):
+    """--dask_shuffle, --dask_shuffle_dir (see the module docstring)."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        parser.add_argument("--dask_shuffle", choices=("disk", "tasks"), default="disk",
+                            help="GroupByKey/Reshuffle through files (disk: scheduler and workers do not hold "
+                                 "the shuffle) or dask.bag's in-memory task shuffle (tasks)")
+        parser.add_argument("--dask_shuffle_dir", default=None,
+                            help="where --dask_shuffle disk writes (a folder every worker sees under the same "
+                                 "path; default: the launching process's temporary directory)")
 
 
 class _Collect(Receiver):
@@ -101,8 +153,25 @@ def _run_bundle(items, fn, label, window_fn, args, kwargs, side_specs, *side_val
     return receivers.out
 
 
+class _Bundle:
+    """The task of a ParDo's partition: `_run_bundle` with the transform's constants (a callable, so
+    that dask does not look for graph keys among them)."""
+
+    def __init__(self, fn, label, window_fn, args, kwargs, side_specs):
+        self.fn, self.label, self.window_fn = fn, label, window_fn
+        self.args, self.kwargs, self.side_specs = args, kwargs, side_specs
+
+    def __call__(self, items, *side_values):
+        return _run_bundle(items, self.fn, self.label, self.window_fn, self.args, self.kwargs, self.side_specs,
+                           *side_values)
+
+
 def _values_of(tagged, tag):
     return [value for t, value in tagged if t == tag]
+
+
+def _discard(_results) -> list:
+    return []
 
 
 def _concat(parts):
@@ -114,12 +183,102 @@ def _spread_key(element, n):
     return zlib.crc32(pickle.dumps(element, protocol=4)) % n
 
 
+def key_coder(pcoll, label: str):
+    """Beam's deterministic coder for the keys of a PCollection of (key, value)."""
+    element_type = getattr(pcoll, "element_type", None)
+    key_type = element_type.tuple_types[0] if isinstance(element_type, TupleConstraint) and len(
+        element_type.tuple_types) == 2 else AnyType
+    try:
+        return coders.registry.get_coder(key_type).as_deterministic_coder(label)
+    except ValueError:
+        return coders.registry.get_coder(AnyType).as_deterministic_coder(label)
+
+
+def key_partition(key, n: int, coder) -> int:
+    """The output partition of `key`: a 64-bit digest of its encoding, the same in every process."""
+    digest = hashlib.blake2b(coder.encode(key), digest_size=8).digest()
+    return int.from_bytes(digest, "little") % n
+
+
+class _ByKey:
+    """Picklable partition function of a GroupByKey: (key, value) -> key_partition(key)."""
+
+    def __init__(self, coder):
+        self.coder = coder
+
+    def __call__(self, kv, n: int) -> int:
+        return key_partition(kv[0], n, self.coder)
+
+
+def _shuffle_write(items, directory: str, name: str, index: int, n: int, partition_of) -> list[int]:
+    """One input partition -> one file `name-index` of n pickled pieces; returns their n+1 offsets.
+
+    Written under a temporary name and renamed, so a task that is run again (a lost worker) leaves
+    one whole file."""
+    pieces: list[list] = [[] for _ in range(n)]
+    for item in items:
+        pieces[partition_of(item, n)].append(item)
+    path = os.path.join(directory, f"{name}-{index}")
+    offsets = [0]
+    with open(f"{path}.{uuid.uuid4().hex}.tmp", "wb") as f:
+        for piece in pieces:
+            if piece:
+                pickle.dump(piece, f, protocol=pickle.HIGHEST_PROTOCOL)
+            offsets.append(f.tell())
+        tmp = f.name
+    os.replace(tmp, path)
+    return offsets
+
+
+def _shuffle_barrier(*offsets):
+    return offsets
+
+
+def _shuffle_read(offsets: tuple, directory: str, name: str, j: int) -> list:
+    """Output partition j: piece j of every input partition's file, in input order."""
+    out: list = []
+    for index, positions in enumerate(offsets):
+        start, end = positions[j], positions[j + 1]
+        if end > start:
+            with open(os.path.join(directory, f"{name}-{index}"), "rb") as f:
+                f.seek(start)
+                out.extend(pickle.load(f))
+    return out
+
+
+def disk_shuffle(bag: db.Bag, n: int, partition_of, directory: str) -> db.Bag:
+    """`bag` re-partitioned into n partitions through files (item -> partition_of(item, n))."""
+    name = f"shuffle-{uuid.uuid4().hex[:12]}"
+    write, barrier, read = f"{name}-write", f"{name}-barrier", f"{name}-read"
+    graph = {(write, i): (partial(_shuffle_write, directory=directory, name=name, index=i, n=n,
+                                  partition_of=partition_of), (bag.name, i))
+             for i in range(bag.npartitions)}
+    graph[barrier] = (_shuffle_barrier, *graph)
+    graph.update({(read, j): (partial(_shuffle_read, directory=directory, name=name, j=j), barrier)
+                  for j in range(n)})
+    return db.Bag(HighLevelGraph.from_collections(read, graph, dependencies=[bag]), read, n)
+
+
+def _group_partition(items) -> list:
+    """(key, value) items -> [(key, [values])], keys in first-read order, values in read order."""
+    groups: dict = {}
+    for key, value in items:
+        groups.setdefault(key, []).append(defenestrate(value))
+    return list(groups.items())
+
+
+def _spread_partition(item, n: int) -> int:
+    return _spread_key(item, n)
+
+
 class _BagsPerPCollection(PipelineVisitor):
     """Translates the (overridden) pipeline into one dask bag per PCollection."""
 
-    def __init__(self, npartitions: int):
+    def __init__(self, npartitions: int, shuffle: str = "disk", shuffle_dir: str | None = None):
         self.npartitions = npartitions
+        self.shuffle, self.shuffle_dir = shuffle, shuffle_dir
         self.bags: dict = {}
+        self.side_items: dict = {}
         self.consumed: set = set()
 
     def visit_transform(self, node):
@@ -134,17 +293,26 @@ class _BagsPerPCollection(PipelineVisitor):
                 else db.from_sequence([None], npartitions=1).filter(lambda _: False)
         elif isinstance(transform, _Reshuffle):
             n = self.npartitions
-            out = (bags[0].map(lambda x: (_spread_key(x, n), x))
-                   .repartition(npartitions=n)
-                   .groupby(lambda kv: kv[0], shuffle="tasks")
-                   .map(lambda group: [x for _, x in group[1]]).flatten())
+            if self.shuffle == "disk":
+                out = disk_shuffle(bags[0], n, _spread_partition, self.shuffle_dir)
+            else:
+                out = (bags[0].map(lambda x: (_spread_key(x, n), x))
+                       .repartition(npartitions=n)
+                       .groupby(lambda kv: kv[0], shuffle="tasks")
+                       .map(lambda group: [x for _, x in group[1]]).flatten())
         elif isinstance(transform, _GroupByKeyOnly):
             source = bags[0]
-            if source.npartitions != self.npartitions:
-                # Flatten adds its inputs' partitions up; without this the task count grows stage by stage.
-                source = source.repartition(npartitions=self.npartitions)
-            out = source.groupby(lambda kv: kv[0], shuffle="tasks").map(
-                lambda group: (group[0], [defenestrate(kv[1]) for kv in group[1]]))
+            if self.shuffle == "disk":
+                # Any number of input partitions: one file each, read by npartitions output tasks.
+                coder = key_coder(inputs[0], node.full_label)
+                out = disk_shuffle(source, self.npartitions, _ByKey(coder), self.shuffle_dir).map_partitions(
+                    _group_partition)
+            else:
+                if source.npartitions != self.npartitions:
+                    # Flatten adds its inputs' partitions up; without this the task count grows stage by stage.
+                    source = source.repartition(npartitions=self.npartitions)
+                out = source.groupby(lambda kv: kv[0], shuffle="tasks").map(
+                    lambda group: (group[0], [defenestrate(kv[1]) for kv in group[1]]))
         elif isinstance(transform, _GroupAlsoByWindow):
             out = bags[0]  # global windows only: the groups are already complete
         elif isinstance(transform, _Flatten):
@@ -153,10 +321,16 @@ class _BagsPerPCollection(PipelineVisitor):
             args, kwargs = transform.raw_side_inputs
             main_input = next(iter(node.main_inputs.values()))
             side_specs = [(type(si), si._view_options()) for si in node.side_inputs]
-            side_items = [self.bags[si.pvalue].reduction(list, _concat) for si in node.side_inputs]
-            tagged = bags[0].map_partitions(
-                _run_bundle, transform.fn, transform.label, main_input.windowing.windowfn,
-                list(args), kwargs, side_specs, *side_items)
+            side_items = [self.side_input(si.pvalue) for si in node.side_inputs]
+            bundle = _Bundle(transform.fn, transform.label, main_input.windowing.windowfn, list(args), kwargs, side_specs)
+            # A graph layer of our own, not `map_partitions(..., *side_items)`: dask passes a collection
+            # argument through its own optimisation, which copied the side input's whole upstream graph
+            # under new names, so that every stage above a side input ran again for it.
+            name = f"_run_bundle-{uuid.uuid4().hex}"
+            graph = {(name, i): (bundle, (bags[0].name, i), *[item.key for item in side_items])
+                     for i in range(bags[0].npartitions)}
+            tagged = db.Bag(HighLevelGraph.from_collections(name, graph, dependencies=[bags[0], *side_items]),
+                            name, bags[0].npartitions)
             for tag, pcoll in node.outputs.items():
                 self.bags[pcoll] = tagged.map_partitions(_values_of, tag)
             return
@@ -165,18 +339,59 @@ class _BagsPerPCollection(PipelineVisitor):
         for pcoll in node.outputs.values():
             self.bags[pcoll] = out
 
+    def side_input(self, pcoll) -> db.Item:
+        """One task that gathers the PCollection into a list, made once however many ParDos read it."""
+        if pcoll not in self.side_items:
+            bag = self.bags[pcoll]
+            key = f"side-input-{uuid.uuid4().hex}"
+            graph = {key: (_concat, [(bag.name, i) for i in range(bag.npartitions)])}
+            self.side_items[pcoll] = db.Item(HighLevelGraph.from_collections(key, graph, dependencies=[bag]), key)
+        return self.side_items[pcoll]
+
     def sinks(self) -> list:
         """Every PCollection nobody reads: computing them all runs every write, once."""
         return [bag for pcoll, bag in self.bags.items() if pcoll not in self.consumed]
 
 
+def _reads_marker(path: str, token: str) -> bool:
+    try:
+        with open(path) as f:
+            return f.read() == token
+    except OSError:
+        return False
+
+
+def make_shuffle_dir(client, root: str | None) -> str:
+    """A new folder for this pipeline's shuffle files, checked to be the same folder for every worker."""
+    root = root or tempfile.gettempdir()
+    try:
+        directory = tempfile.mkdtemp(prefix="beam-dask-shuffle-", dir=root)
+    except OSError as error:
+        raise SystemExit(f"error: --dask_shuffle_dir {root}: cannot create a folder there ({error.strerror})") from None
+    marker, token = os.path.join(directory, "marker"), uuid.uuid4().hex
+    with open(marker, "w") as f:
+        f.write(token)
+    blind = sorted(worker for worker, ok in client.run(_reads_marker, marker, token).items() if not ok)
+    if blind:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise SystemExit(f"error: --dask_shuffle disk: {len(blind)} dask worker(s) (e.g. {blind[0]}) cannot read "
+                         f"{directory}; give a --dask_shuffle_dir every worker sees under the same path "
+                         "(a shared mount), or --dask_shuffle tasks")
+    return directory
+
+
+@dataclasses.dataclass
 class DaskRunnerResult(beam_dask.DaskRunnerResult):
+    shuffle_dir: str | None = None  # removed when the pipeline has ended
+
     def wait_until_finish(self, duration=None) -> str:
         try:
             return super().wait_until_finish(duration)
         finally:
             if self._state in (PipelineState.DONE, PipelineState.FAILED):
                 self.client.close()
+                if self.shuffle_dir:
+                    shutil.rmtree(self.shuffle_dir, ignore_errors=True)
 
 
 class DaskRunner(beam_dask.DaskRunner):
@@ -189,10 +404,24 @@ class DaskRunner(beam_dask.DaskRunner):
         bag_kwargs = beam_dask.DaskOptions._extract_bag_kwargs(dask_options)
         client = ddist.Client(**dask_options)
         npartitions = bag_kwargs.get("npartitions") or max(1, sum(client.nthreads().values()))
-        pipeline.replace_all(dask_overrides())
-        visitor = _BagsPerPCollection(npartitions)
-        pipeline.visit(visitor)
-        sinks = visitor.sinks()
-        # One graph for all sinks: dask merges the shared upstream tasks, so each stage runs once.
-        futures = client.compute(dask.optimize(*sinks))
-        return DaskRunnerResult(client, futures)
+        shuffle_options = options.view_as(DaskShuffleOptions)
+        shuffle_dir = None
+        try:
+            if shuffle_options.dask_shuffle == "disk":
+                shuffle_dir = make_shuffle_dir(client, shuffle_options.dask_shuffle_dir)
+            pipeline.replace_all(dask_overrides())
+            visitor = _BagsPerPCollection(npartitions, shuffle_options.dask_shuffle, shuffle_dir)
+            pipeline.visit(visitor)
+            # All sinks as one collection, so that dask optimises them together and each stage runs
+            # once. `dask.optimize(*sinks)` optimises each sink on its own: a stage that feeds two sinks
+            # (every multi-output ParDo's bundle feeds one chain per output) is fused into each chain
+            # under a different name, so it ran once per chain (and a disk shuffle's files were written
+            # by two copies of the same task).
+            everything = db.concat(visitor.sinks()).map_partitions(_discard)
+            futures = [client.compute(everything)]
+        except BaseException:
+            client.close()
+            if shuffle_dir:
+                shutil.rmtree(shuffle_dir, ignore_errors=True)
+            raise
+        return DaskRunnerResult(client, futures, shuffle_dir)
