@@ -78,8 +78,8 @@ __all__ = ["Anchor", "ParsedPage", "parse_wikitext", "WIKIPEDIA_LANGUAGES"]
 
 
 class Anchor(NamedTuple):
-    """A tuple, not a frozen dataclass: pages hold tens of thousands of links and a frozen dataclass
-    costs ~4x a tuple to build; the job passes them on as the plain (start, end, target) it needs."""
+    """A tuple, not a frozen dataclass: one is built per link of a dump and a frozen dataclass costs
+    ~2x as much (0.59 against 0.28 µs); the job passes them on as the (start, end, target) it needs."""
 
     start: int  # char offset into ParsedPage.text, inclusive
     end: int  # exclusive; text[start:end] is exactly the visible link text
