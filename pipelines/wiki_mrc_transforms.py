@@ -16,10 +16,10 @@ travel grouped by target per bundle (LinksByTargetFn), one element per target an
 from __future__ import annotations
 
 import logging
-import zlib
 from typing import NamedTuple
 
 import apache_beam as beam
+import pyarrow as pa
 
 from corpora.languages import WikiLanguage, wiki_language
 from corpora.entity_masking import collect_surface_forms, masked_query_and_leaks
@@ -49,24 +49,33 @@ class Article(NamedTuple):
 _LEAD_CHARS = 8192
 
 
+# zstd at level 1 through pyarrow (already loaded for Parquet): on the English excerpt's article
+# texts it is ~3x faster than zlib at level 1 (0.012 against 0.035 CPU-s per 2.8 MB) and smaller
+# (1.16 against 1.23 MB).
+_TEXT_CODEC = pa.Codec("zstd", 1)
+
+
 class StoredText(NamedTuple):
-    """What the text join needs of an article; the text zlib-compressed (~3x smaller), because
-    every article crosses that shuffle while only definition and mention pages are read back."""
+    """What the text join needs of an article; the text compressed (~2.4x smaller), because every
+    article crosses that shuffle while only definition and mention pages are read back."""
 
     page_id: int
     title: str
     compressed_text: bytes
+    text_bytes: int  # the UTF-8 length, which zstd's decompression is given
     bold_names: tuple
     lead_anchors: tuple = ()  # ((start, end), ...) of the links in the first _LEAD_CHARS characters
 
     @classmethod
     def of(cls, article: Article) -> "StoredText":
         lead = tuple((s, e) for s, e, _ in article.anchors if s < _LEAD_CHARS)
-        return cls(article.page_id, article.title, zlib.compress(article.text.encode("utf-8"), 1), article.bold_names, lead)
+        encoded = article.text.encode("utf-8")
+        compressed = _TEXT_CODEC.compress(encoded, asbytes=True)
+        return cls(article.page_id, article.title, compressed, len(encoded), article.bold_names, lead)
 
     @property
     def text(self) -> str:
-        return zlib.decompress(self.compressed_text).decode("utf-8")
+        return _TEXT_CODEC.decompress(self.compressed_text, self.text_bytes, asbytes=True).decode("utf-8")
 
 
 class PageInfo(NamedTuple):
