@@ -2,6 +2,7 @@
 
     python benchmarks/wiki_mrc_memory.py [--scales 16,64] [--workers 2] [--memory_limit 1GB]
                                          [--pages_per_partition 200] [--runners direct,dask]
+                                         [--dask_shuffle disk|tasks] [--keep DIR]
 
 For each scale k the English excerpt is repeated k times (`benchmarks/wiki_mrc.py: repeat_dump`:
 copies get new titles and ids) and re-packed as a multistream dump of 100-page streams with its
@@ -10,7 +11,9 @@ index, as Wikimedia publishes them, so that byte ranges can be read by different
   direct  `python -m pipelines.wiki_mrc --runner DirectRunner` (one process, in-memory shuffles);
   dask    a fresh `dask scheduler` and `dask worker --nworkers W --nthreads 1 --memory-limit M`
           (spilling to --local-directory), and `python -m pipelines.wiki_mrc --runner
-          beam_dask_runner.DaskRunner --dask_npartitions P`, P = pages / --pages_per_partition.
+          beam_dask_runner.DaskRunner --dask_npartitions P --dask_shuffle S`, P = pages /
+          --pages_per_partition; with S = disk the shuffle files go to a folder of the work
+          directory, whose largest size during the run is reported beside the workers' spill.
 
 Every process of each tree (the launching client, the scheduler, the `dask worker` process that
 hosts the nannies, each worker, multiprocessing helpers) is sampled every 0.2 s with psutil; its
@@ -19,7 +22,8 @@ samples is not missed; the client's is also taken from wait4() at its exit (the 
 child process, so that this process stays small: a child's ru_maxrss starts at its parent's peak).
 Both runs use the same input and options; "identical" compares the bytes of every Parquet file
 (data/, stats.parquet, dead_letter/) between the two outputs (README.md quotes the command, so it
-differs).
+differs). With --keep DIR the dumps stay in DIR and a later run with the same DIR reuses them (a
+dump is rebuilt only when it or its .pages count file is missing); the outputs there are replaced.
 """
 from __future__ import annotations
 
@@ -115,6 +119,18 @@ def role_of(process: psutil.Process, root_role: str, is_root: bool) -> str:
     return f"{root_role} child"
 
 
+def folder_mb(directories: list[Path]) -> float:
+    """The size of the files under the folders now, in MB."""
+    total = 0
+    for directory in directories:
+        for path in directory.rglob("*"):
+            try:
+                total += path.stat().st_size if path.is_file() else 0
+            except OSError:
+                pass
+    return total / 1e6
+
+
 class TreeSampler(threading.Thread):
     """Keeps, for every process ever seen under the roots, its role and largest VmHWM and CPU time."""
 
@@ -125,6 +141,8 @@ class TreeSampler(threading.Thread):
         self.seen: dict[int, dict] = {}
         self.spill_dirs: list[Path] = []
         self.max_spill_mb = 0.0
+        self.shuffle_dirs: list[Path] = []
+        self.max_shuffle_mb = 0.0
         self._stopping = threading.Event()
 
     def add_root(self, pid: int, role: str) -> None:
@@ -150,14 +168,8 @@ class TreeSampler(threading.Thread):
                     record["cpu"] = max(record["cpu"], times.user + times.system)
                 except psutil.Error:
                     pass
-        spilled = 0
-        for directory in self.spill_dirs:
-            for path in directory.rglob("*"):
-                try:
-                    spilled += path.stat().st_size if path.is_file() else 0
-                except OSError:
-                    pass
-        self.max_spill_mb = max(self.max_spill_mb, spilled / 1e6)
+        self.max_spill_mb = max(self.max_spill_mb, folder_mb(self.spill_dirs))
+        self.max_shuffle_mb = max(self.max_shuffle_mb, folder_mb(self.shuffle_dirs))
 
     def run(self) -> None:
         while not self._stopping.is_set():
@@ -264,6 +276,8 @@ def main(argv=None) -> None:
                         help="--dask_npartitions = pages / this (at least the worker count)")
     parser.add_argument("--streams_per_range", default="1", help="wiki_mrc --streams_per_range (100 pages a stream)")
     parser.add_argument("--min_mentions_en", default="10")
+    parser.add_argument("--dask_shuffle", default="disk", choices=("disk", "tasks"),
+                        help="beam_dask_runner's --dask_shuffle (GroupByKey, Reshuffle)")
     parser.add_argument("--keep", type=Path, help="keep dumps and outputs here instead of a temporary directory")
     args = parser.parse_args(argv)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
@@ -282,7 +296,8 @@ def main(argv=None) -> None:
                    "--min_mentions_en", args.min_mentions_en, "--streams_per_range", args.streams_per_range]
             outputs = {}
             for runner in runners:
-                out = work / f"out-{runner}-{k}"
+                out = work / (f"out-dask-{args.dask_shuffle}-{k}" if runner == "dask" else f"out-{runner}-{k}")
+                shutil.rmtree(out, ignore_errors=True)  # this benchmark's own earlier output
                 sampler = TreeSampler()
                 sampler.start()
                 if runner == "direct":
@@ -292,13 +307,20 @@ def main(argv=None) -> None:
                     extra = ""
                 elif runner == "dask":
                     npartitions = dask_npartitions(pages, args.workers, args.pages_per_partition)
+                    shuffle_dir = work / f"cluster-{k}" / "shuffle"
                     with LocalDaskCluster(work / f"cluster-{k}", args.workers, args.memory_limit, env, sampler) as cluster:
+                        shuffle_dir.mkdir(parents=True, exist_ok=True)
+                        sampler.shuffle_dirs.append(shuffle_dir)
                         cmd = [*job, "--runner", "beam_dask_runner.DaskRunner", "--dask_scheduler_file",
-                               str(cluster.scheduler_file), "--dask_npartitions", str(npartitions), "--output", str(out)]
-                        seconds, rss, cpu = run_client(cmd, env, sampler, work / f"{runner}-{k}.log")
+                               str(cluster.scheduler_file), "--dask_npartitions", str(npartitions),
+                               "--dask_shuffle", args.dask_shuffle, "--dask_shuffle_dir", str(shuffle_dir),
+                               "--output", str(out)]
+                        seconds, rss, cpu = run_client(cmd, env, sampler, work / f"{runner}-{args.dask_shuffle}-{k}.log")
                     sampler.stop()
                     extra = (f"{args.workers} workers x 1 thread, --memory-limit {args.memory_limit}, "
-                             f"--dask_npartitions {npartitions}, spilled up to {sampler.max_spill_mb:.0f} MB")
+                             f"--dask_npartitions {npartitions}, --dask_shuffle {args.dask_shuffle}: "
+                             f"spilled up to {sampler.max_spill_mb:.0f} MB, shuffle files up to "
+                             f"{sampler.max_shuffle_mb:.0f} MB")
                 else:
                     raise SystemExit(f"--runners: unknown runner {runner!r} (direct, dask)")
                 outputs[runner] = parquet_bytes(out)
