@@ -206,20 +206,24 @@ _EMPTY_MARKUP_RE = re.compile("\x01[0-9]+\x1f\x02|\x04\x05|\x06\x06")
 # What dropped templates leave inside brackets and between separators: "( )", "(; ;)", "(, born",
 # "Greek: , Apollōn". Marker characters are never matched, so no anchor is touched.
 # \x06 (a nowiki edge) may sit inside: "(''{{x}}'')" keeps one between its two italic toggles.
-# One pass, each alternative starting with a character class (which `re` scans for quickly):
-# brackets holding only separators go, a separator just inside a bracket goes. The space a removal
-# leaves before it is collapsed afterwards.
-# The lookahead (the union of the alternatives' first characters) lets each position fail on one
-# test instead of three (0.16 s instead of 0.26 per English excerpt).
+# One pass: brackets holding only separators go, a separator just inside a bracket goes. The space
+# a removal leaves before it is collapsed afterwards.
+# The pattern opens with one character class, the union of the alternatives' first characters, and
+# each alternative checks with a lookbehind which character that was: `re` then skips in C to the
+# next bracket or separator (it cannot when a pattern opens with a lookahead or with a choice
+# between classes). Same matches as the three alternatives side by side, 2-2.7x faster on the real
+# excerpts (en 0.024 -> 0.010 s per 5.7 MB of wikitext).
 _RESIDUE_RE = re.compile(
-    r"(?=[(\[（［;,、，；])(?:"
-    r"[(\[（［][\s\x06]*(?:[;,:、，；：/–—-][\s\x06]*)*[)\]）］]"  # not ".": "(...)" elides, "(.)" names a stop
-    r"|(?P<opening>[(（])[\s\x06]*(?:[;,、，；][\s\x06]*)+"
-    r"|[;,、，；](?:\s?[;,、，；]){0,7}\s?(?P<closing>[)）])"  # bounded: linear on ", , , ..."
+    r"(?P<first>[(\[（［;,、，；])(?:"
+    r"(?<=[(\[（［])[\s\x06]*(?:[;,:、，；：/–—-][\s\x06]*)*[)\]）］]"  # not ".": "(...)" elides, "(.)" names a stop
+    r"|(?<=[(（])(?P<opening>)[\s\x06]*(?:[;,、，；][\s\x06]*)+"
+    r"|(?<=[;,、，；])(?:\s?[;,、，；]){0,7}\s?(?P<closing>[)）])"  # bounded: linear on ", , , ..."
     r")"
 )
 _DOUBLED_SEPARATOR_RE = re.compile(r"([,;:，；：、])(?:\s*[,;，；、])+")
-_SPACE_BEFORE_PUNCTUATION_RE = re.compile(r" +([,;.:)])(?=\s|$)")
+# One space, not " +": it runs after runs of spaces are collapsed, and a pattern that opens with a
+# repeat is tried at every space.
+_SPACE_BEFORE_PUNCTUATION_RE = re.compile(r" ([,;.:)])(?=\s|$)")
 
 
 def tidy(text: str, language: WikiLanguage) -> str:
@@ -230,7 +234,7 @@ def tidy(text: str, language: WikiLanguage) -> str:
         text = text.replace("\t", " ")
     if "  " in text:
         text = _SPACES_RE.sub(" ", text)
-    if any(pair in text for pair in _RESIDUE_PAIRS):
+    if _RESIDUE_PAIR_RE.search(text):
         text = _repair_brackets(text)
     text = _DOUBLED_SEPARATOR_RE.sub(r"\1", text)
     # A line without a letter or digit is what removed markup left ("." after "* {{DMOZ|..}}.");
@@ -265,9 +269,11 @@ def _is_pipe_separated(line: str) -> bool:
 _NAVIGATION_ITEM_CHARS = 30
 
 
-# Every residue holds one of these pairs; `in` tests (memchr speed) spare most pages the regex, which
-# costs ~0.2 s per 5 MB of text.
-_RESIDUE_PAIRS = ("( ", "(;", "(,", "(:", "()", " )", ";)", ",)", "[ ", "[]", " ]", "[;", "[,", "（", "［")
+# Every residue holds one of these pairs: "( ", "(;", "(,", "(:", "()", " )", ";)", ",)", "[ ", "[]",
+# " ]", "[;", "[,", "（", "［". One scan finds whether a page has any (it opens at a bracket, rarer
+# than spaces and separators; 2.5x faster than 15 `in` tests on en, el and vi), and spares most
+# pages the repair.
+_RESIDUE_PAIR_RE = re.compile(r"[(\[（［)\]](?:(?<=\()[ ;,:)]|(?<=\[)[ \];,]|(?<=[ ;,]\))|(?<= \])|(?<=[（［]))")
 
 
 def _repair_brackets(text: str) -> str:
@@ -284,7 +290,9 @@ def _repair_brackets(text: str) -> str:
 
 
 def _residue_replacement(match: re.Match) -> str:
-    return match.group("opening") or match.group("closing") or ""
+    if match.group("opening") is not None:  # "(; x" -> "(x": the bracket stays
+        return match.group("first")
+    return match.group("closing") or ""
 
 
 _MARKER_STRIP = dict.fromkeys(map(ord, MARKER_CHARS))

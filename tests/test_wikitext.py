@@ -340,6 +340,22 @@ def test_whitespace_left_by_removed_markup_is_repaired():
     assert page.text == "Paris is big . A, B. C (x, old).\nD"  # the author's " ." is kept
 
 
+@pytest.mark.parametrize("lang, wikitext, text", [
+    ("en", "Apollo ({{x}}) was a god.", "Apollo was a god."),
+    ("en", "Apollo ({{x}}; {{y}}) was a god.", "Apollo was a god."),  # separators only
+    ("en", "Apollo ({{x}}, born 1900) was a god.", "Apollo (born 1900) was a god."),  # just inside "("
+    ("en", "Apollo (born 1900, {{x}}) was a god.", "Apollo (born 1900) was a god."),  # just inside ")"
+    ("en", "Apollo (({{x}}; )) was a god.", "Apollo was a god."),  # nested: one level per pass
+    ("en", "Apollo [{{x}}] was a god.", "Apollo was a god."),
+    ("en", "Greek: {{x}}, Apollōn, is a name.", "Greek: Apollōn, is a name."),  # doubled separator
+    ("en", "Apollo ({{x}}. ) was a god.", "Apollo (.) was a god."),  # "." is not a separator here
+    ("ja", "東京（{{x}}、{{y}}）は都市である。", "東京は都市である。"),
+    ("ja", "東京（{{x}}、とうきょう）は都市である。", "東京（とうきょう）は都市である。"),
+])
+def test_what_dropped_templates_leave_in_brackets_and_between_separators_is_repaired(lang, wikitext, text):
+    assert parse_wikitext(wikitext, lang).text == text
+
+
 def test_language_conversion_markup_in_zh():
     page = parse("-{zh-hans:计算机;zh-hant:電腦;}-与-{[[软件]]}--{H|zh-cn:A;zh-tw:B}-", "zh")
     assert page.text == "计算机与软件"
