@@ -3,13 +3,19 @@
 The real English excerpt, re-packed as a multistream dump so that its byte ranges are read by
 different workers, runs through `examples/beam_dask_runner.py` (Beam 2.77's DaskRunner with the
 fixes its docstring lists: Beam's own cannot run multi-output ParDos) and must give byte-identical
-Parquet to DirectRunner. Needs `apache-beam[dask]` (the scale extra); skipped without it.
+Parquet to DirectRunner, with either shuffle (`--dask_shuffle disk`, the default, and `tasks`). The
+two worker processes have different hash seeds (PYTHONHASHSEED is not set), so a shuffle that
+partitioned keys by Python's `hash()` would split groups and change the bytes. Needs
+`apache-beam[dask]` (the scale extra); skipped without it.
 """
 from __future__ import annotations
 
 import bz2
+import collections
 import importlib.util
+import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -26,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 sys.path.insert(0, str(EXAMPLES))
 from local_dask_cluster import stop_local_cluster  # noqa: E402
+import beam_dask_runner  # noqa: E402
 from conftest import SHARED_DATA  # noqa: E402
 
 EXCERPT = SHARED_DATA / "wikipedia" / "enwiki-excerpt.xml.bz2"
@@ -83,18 +90,34 @@ def run_on_dask_and_direct(tmp_path, scheduler_file, dump: Path, *args: str, das
         sys.path.remove(str(EXAMPLES))
     direct_stats = wiki_mrc.run(["--runner", "DirectRunner", "--output", str(tmp_path / "direct"), "--dump", f"en={dump}", *args])
     bundle_workers = {t["worker"] for t in tasks.data if "_run_bundle" in str(t["key"])}
+    writes = assert_each_shuffle_file_written_once(tasks.data)
+    assert bool(writes) == ("tasks" not in dask_args), "disk shuffle tasks ran iff --dask_shuffle disk (the default)"
     return dask_stats, direct_stats, bundle_workers
+
+
+def assert_each_shuffle_file_written_once(task_stream: list[dict]) -> None:
+    """No disk-shuffle write task ran under a second name. Dask's optimisation of a collection passed
+    as an argument (the runner's side inputs once were) copied that collection's whole upstream graph
+    under renamed keys (`...-write-<32 hex>`), so every stage above ran twice and two tasks wrote the
+    same shuffle file. (The stream also lists each fused task's alias, `shuffle-...-write`, so
+    counting runs per key would count 2.)"""
+    copies = {str(t["key"]) for t in task_stream if re.search(r"shuffle-[0-9a-f]{12}-write-[0-9a-f]+'", str(t["key"]))}
+    writes = [t for t in task_stream if re.search(r"shuffle-[0-9a-f]{12}-write", str(t["key"]))]
+    assert not copies, sorted(copies)[:3]
+    return writes
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not EXCERPT.exists(), reason="../shared/data is not beside this checkout")
-def test_wiki_mrc_on_dask_cluster_matches_direct_runner_on_real_excerpt(tmp_path, dask_cluster):
+@pytest.mark.parametrize("shuffle", ["disk", "tasks"])
+def test_wiki_mrc_on_dask_cluster_matches_direct_runner_on_real_excerpt(tmp_path, dask_cluster, shuffle):
     with bz2.open(EXCERPT, "rb") as f:
         header, pages, footer = split_dump_pages(iter(lambda: f.read(1 << 20), b""))
     dump = tmp_path / "enwiki-excerpt-pages-articles-multistream.xml.bz2"
     write_multistream(pages, header, footer, dump, tmp_path / "enwiki-excerpt-pages-articles-multistream-index.txt.bz2", 10)
     dask_stats, direct_stats, bundle_workers = run_on_dask_and_direct(
-        tmp_path, dask_cluster, dump, "--min_mentions_en", "2", "--streams_per_range", "2")
+        tmp_path, dask_cluster, dump, "--min_mentions_en", "2", "--streams_per_range", "2",
+        dask_args=("--dask_shuffle", shuffle))
     assert dask_stats.equals(direct_stats)
     by_metric = {r["metric"]: r["value"] for r in direct_stats.to_pylist()}
     assert by_metric["pages/read"] == 206 and by_metric["examples/answerable"] > 50
@@ -104,9 +127,15 @@ def test_wiki_mrc_on_dask_cluster_matches_direct_runner_on_real_excerpt(tmp_path
     assert len(bundle_workers) == WORKERS, "both worker processes ran DoFn bundles"
 
 
-def test_wiki_mrc_on_dask_cluster_matches_direct_runner_on_sample(tmp_path, dask_cluster):
+@pytest.mark.parametrize("shuffle", ["disk", "tasks"])
+def test_wiki_mrc_on_dask_cluster_matches_direct_runner_on_sample(tmp_path, dask_cluster, shuffle):
     """The bundled multistream sample (bad pages included, so dead letters and stats cross the cluster)."""
-    dask_stats, direct_stats, bundle_workers = run_on_dask_and_direct(tmp_path, dask_cluster, SAMPLE, "--streams_per_range", "1")
+    shuffle_dir = tmp_path / "shuffle"
+    shuffle_dir.mkdir()
+    dask_stats, direct_stats, bundle_workers = run_on_dask_and_direct(
+        tmp_path, dask_cluster, SAMPLE, "--streams_per_range", "1",
+        dask_args=("--dask_shuffle", shuffle, "--dask_shuffle_dir", str(shuffle_dir)))
+    assert list(shuffle_dir.iterdir()) == [], "the shuffle files are removed when the pipeline ends"
     assert dask_stats.equals(direct_stats)
     dask_files, direct_files = outputs(tmp_path / "dask"), outputs(tmp_path / "direct")
     assert any(name.startswith("dead_letter/") for name in direct_files)
@@ -147,3 +176,64 @@ def test_wiki_mrc_on_memory_limited_dask_cluster_matches_direct_runner_on_4x_exc
     assert any(name.startswith("data/train-") for name in direct_files)
     assert dask_files == direct_files
     assert len(bundle_workers) == WORKERS
+
+
+KEYS = ["Paris", "paris", "Île-de-France", b"bytes key", ("en", "Paris"), ("de", 3), 7, -1, "", "x" * 300]
+
+
+def partitions_in_a_fresh_process(hash_seed: str, function: str) -> list[int]:
+    code = (f"import json, sys; sys.path.insert(0, {str(EXAMPLES)!r}); import beam_dask_runner as r\n"
+            f"keys = {KEYS!r}\n"
+            "coder = r.key_coder(None, 'test')\n"
+            f"print(json.dumps([{function} for k in keys]))")
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)
+
+
+def test_disk_shuffle_partitions_keys_the_same_in_every_process():
+    """A key's output partition may not depend on the process: each worker writes its keys' pieces
+    itself. Python's hash() of str/bytes does (two seeds give different partitions: the check can
+    fail), the runner's key_partition does not."""
+    naive = [partitions_in_a_fresh_process(seed, "hash(k) % 16") for seed in ("1", "2")]
+    assert naive[0] != naive[1], "hash() should differ between these seeds, or this test proves nothing"
+    stable = [partitions_in_a_fresh_process(seed, "r.key_partition(k, 16, coder)") for seed in ("1", "2", "random")]
+    assert stable[0] == stable[1] == stable[2]
+    assert len(set(stable[0])) > 3, "keys are spread over the partitions"
+    coder = beam_dask_runner.key_coder(None, "test")
+    assert stable[0] == [beam_dask_runner.key_partition(k, 16, coder) for k in KEYS]
+
+
+def test_disk_shuffle_groups_keys_written_by_two_worker_processes(tmp_path, dask_cluster):
+    """disk_shuffle on the cluster: 6 input partitions of str keys, spread over both workers; every
+    key comes out as one group, in one partition, with its values in input order."""
+    import dask.bag as db
+
+    items = [(f"key {i % 23}", i) for i in range(600)]
+    coder = beam_dask_runner.key_coder(None, "test")
+    bag = db.from_sequence(items, npartitions=6)
+    grouped = beam_dask_runner.disk_shuffle(bag, 4, beam_dask_runner._ByKey(coder), str(tmp_path)).map_partitions(
+        beam_dask_runner._group_partition)
+    with distributed.Client(scheduler_file=str(dask_cluster)) as client, distributed.get_task_stream(client) as tasks:
+        partitions = client.gather(client.compute(grouped.to_delayed()))
+    writers = {t["worker"] for t in tasks.data if "-write" in str(t["key"])}
+    assert len(writers) == WORKERS, "both worker processes wrote shuffle files"
+    groups = [group for partition in partitions for group in partition]
+    assert len(groups) == 23 and len({key for key, _ in groups}) == 23, "one group per key"
+    assert dict(groups) == {f"key {k}": [i for i in range(600) if i % 23 == k] for k in range(23)}
+    for j, partition in enumerate(partitions):
+        assert all(beam_dask_runner.key_partition(key, 4, coder) == j for key, _ in partition)
+
+
+def test_disk_shuffle_stops_with_one_line_when_a_worker_cannot_see_the_folder(tmp_path):
+    class OneBlindWorker:
+        def run(self, function, *args):
+            return {"tcp://127.0.0.1:1": function(*args), "tcp://10.0.0.2:2": False}
+
+    with pytest.raises(SystemExit) as stopped:
+        beam_dask_runner.make_shuffle_dir(OneBlindWorker(), str(tmp_path))
+    message = str(stopped.value)
+    assert "\n" not in message and "tcp://10.0.0.2:2" in message and "--dask_shuffle_dir" in message
+    assert list(tmp_path.iterdir()) == [], "the folder it made is removed again"
+    seen = beam_dask_runner.make_shuffle_dir(type("AllSee", (), {"run": lambda self, f, *a: {"w": f(*a)}})(), str(tmp_path))
+    assert Path(seen).parent == tmp_path
