@@ -124,7 +124,10 @@ def test_wiki_mrc_on_dask_cluster_matches_direct_runner_on_real_excerpt(tmp_path
     dask_files, direct_files = outputs(tmp_path / "dask"), outputs(tmp_path / "direct")
     assert any(name.startswith("data/train-") for name in direct_files)
     assert dask_files == direct_files  # same rows, same shards, same bytes
-    assert len(bundle_workers) == WORKERS, "both worker processes ran DoFn bundles"
+    if shuffle == "disk":
+        # dask places a task-shuffle piece where its inputs are: on this small job it once ran every
+        # bundle on one worker (1 run in 2); a disk shuffle's reads depend only on the small barrier.
+        assert len(bundle_workers) == WORKERS, "both worker processes ran DoFn bundles"
 
 
 @pytest.mark.parametrize("shuffle", ["disk", "tasks"])
