@@ -48,6 +48,19 @@ of the store is garbage-collected (`__del__`, in whichever worker process unpick
 partition tasks append to shared files under locks in whatever order they run, so values within a
 group would come out in a timing-dependent order.
 
+Task order (`--dask_task_order downstream_first`, the default, or `dask`): the graph is optimised as
+dask.bag does and every task gets the priority of its depth in the graph, so that a worker with
+several ready tasks runs the one furthest downstream first. With dask's own order a worker ran
+ReadPages and ParsePages partitions ahead of their consumers and held the parsed pages meanwhile: at
+64x the English excerpt one worker held up to 25 of 66 parsed partitions (620 MB of results), 4 of
+17 at 16x, so its memory grew with the dump (docs/scale_out.md §4). The order changes no output.
+
+`--dask_trace_dir DIR` (debug): every task appends a JSON line to `DIR/trace-<pid>.jsonl` (stage,
+partition, elements in and out, pickled bytes per output, the largest group of a GroupByKey, the
+process's RSS and VmHWM before and after, what dask held in the worker's memory) and the launcher
+writes `DIR/names.json` (dask key name -> Beam label); `benchmarks/wiki_mrc_memory.py --dask_trace`
+summarises it. Pickling every output costs CPU: not for timings.
+
 Which output partition a key goes to is a 64-bit BLAKE2b digest of the key encoded with Beam's
 deterministic coder for the key type (as Beam's own shuffles group by encoded keys), modulo n: the
 same in every process, where Python's `hash()` of str/bytes is randomised per process
@@ -59,10 +72,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import pickle
 import shutil
 import tempfile
+import time
 import uuid
 import zlib
 from functools import partial
@@ -87,7 +102,7 @@ from apache_beam.runners.runner import PipelineState
 from apache_beam.transforms.sideinputs import SideInputMap
 from apache_beam.typehints import Any as AnyType
 from apache_beam.typehints.typehints import TupleConstraint
-from dask.highlevelgraph import HighLevelGraph
+from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 
 
 class DaskShuffleOptions(PipelineOptions):
@@ -101,6 +116,14 @@ class DaskShuffleOptions(PipelineOptions):
         parser.add_argument("--dask_shuffle_dir", default=None,
                             help="where --dask_shuffle disk writes (a folder every worker sees under the same "
                                  "path; default: the launching process's temporary directory)")
+        parser.add_argument("--dask_task_order", choices=("downstream_first", "dask"), default="downstream_first",
+                            help="downstream_first: a worker runs its ready task deepest in the graph first, so "
+                                 "that a partition's consumers run before the next partitions are read (memory "
+                                 "flat in the dump's size); dask: dask's own order (kept for comparison)")
+        parser.add_argument("--dask_trace_dir", default=None,
+                            help="debug: every task appends a JSON line (stage, partition, elements, pickled bytes, "
+                                 "largest group, the worker's RSS and high-water mark before and after) to a file "
+                                 "per process in this folder (every worker must see it)")
 
 
 class _Collect(Receiver):
@@ -164,6 +187,83 @@ class _Bundle:
     def __call__(self, items, *side_values):
         return _run_bundle(items, self.fn, self.label, self.window_fn, self.args, self.kwargs, self.side_specs,
                            *side_values)
+
+
+def _proc_status_mb() -> dict:
+    fields = {}
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    fields[line[:5]] = int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return fields
+
+
+def _pickled_size(value) -> int:
+    try:
+        return len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:  # a value only cloudpickle takes: not measured
+        return -1
+
+
+def _describe(kind: str, args, out) -> dict:
+    """What a task received and returned, by kind of task (debug only: pickling costs time)."""
+    if kind == "bundle":
+        items = args[0]
+        by_tag: dict = {}
+        for tag, value in out:
+            by_tag.setdefault(str(tag), []).append(value)
+        return {"in": len(items) if hasattr(items, "__len__") else None,
+                "out": {tag: [len(values), _pickled_size(values)] for tag, values in by_tag.items()}}
+    if kind == "write":
+        items, offsets = args[0], out
+        pieces = [b - a for a, b in zip(offsets, offsets[1:])]
+        return {"in": len(items) if hasattr(items, "__len__") else None, "bytes": offsets[-1],
+                "largest_piece": max(pieces, default=0)}
+    if kind == "group":
+        largest = max(out, key=lambda kv: len(kv[1]), default=None)
+        return {"groups": len(out), "values": sum(len(v) for _, v in out), "bytes": _pickled_size(out),
+                "largest_group": None if largest is None else
+                [repr(largest[0])[:80], len(largest[1]), _pickled_size(largest)]}
+    return {"out": len(out) if hasattr(out, "__len__") else None, "bytes": _pickled_size(out)}
+
+
+class _Traced:
+    """--dask_trace_dir: runs a task and appends one JSON line about it to `trace-<pid>.jsonl`."""
+
+    def __init__(self, func, kind: str, label: str, index, directory: str):
+        self.func, self.kind, self.label, self.index, self.directory = func, kind, label, index, directory
+
+    def __call__(self, *args):
+        before, start, cpu = _proc_status_mb(), time.time(), time.process_time()
+        out = self.func(*args)
+        after, end, cpu_end = _proc_status_mb(), time.time(), time.process_time()
+        record = {"kind": self.kind, "label": self.label, "index": self.index, "pid": os.getpid(),
+                  "start": start, "seconds": end - start, "cpu": cpu_end - cpu,
+                  "rss_before": before.get("VmRSS"), "rss_after": after.get("VmRSS"),
+                  "hwm_before": before.get("VmHWM"), "hwm_after": after.get("VmHWM"),
+                  **_describe(self.kind, args, out)}
+        try:
+            from distributed import get_worker
+            worker = get_worker()
+            record["worker"], record["managed_bytes"], record["held_keys"] = worker.address, worker.state.nbytes, len(worker.data)
+            held: dict = {}
+            for key in list(worker.data):
+                task = worker.state.tasks.get(key)
+                name = key[0] if isinstance(key, tuple) else key
+                held[name] = held.get(name, 0) + (task.nbytes or 0 if task is not None else 0)
+            record["held"] = sorted(held.items(), key=lambda kv: -kv[1])[:4]
+        except Exception:  # not in a worker (dask's local scheduler)
+            pass
+        with open(os.path.join(self.directory, f"trace-{os.getpid()}.jsonl"), "a") as f:
+            f.write(json.dumps(record, default=str) + "\n")
+        return out
+
+
+def _traced(func, kind: str, label: str, index, directory: str | None):
+    return func if directory is None else _Traced(func, kind, label, index, directory)
 
 
 def _values_of(tagged, tag):
@@ -246,15 +346,17 @@ def _shuffle_read(offsets: tuple, directory: str, name: str, j: int) -> list:
     return out
 
 
-def disk_shuffle(bag: db.Bag, n: int, partition_of, directory: str) -> db.Bag:
+def disk_shuffle(bag: db.Bag, n: int, partition_of, directory: str, label: str = "",
+                 trace_dir: str | None = None) -> db.Bag:
     """`bag` re-partitioned into n partitions through files (item -> partition_of(item, n))."""
     name = f"shuffle-{uuid.uuid4().hex[:12]}"
     write, barrier, read = f"{name}-write", f"{name}-barrier", f"{name}-read"
-    graph = {(write, i): (partial(_shuffle_write, directory=directory, name=name, index=i, n=n,
-                                  partition_of=partition_of), (bag.name, i))
+    graph = {(write, i): (_traced(partial(_shuffle_write, directory=directory, name=name, index=i, n=n,
+                                          partition_of=partition_of), "write", label, i, trace_dir), (bag.name, i))
              for i in range(bag.npartitions)}
     graph[barrier] = (_shuffle_barrier, *graph)
-    graph.update({(read, j): (partial(_shuffle_read, directory=directory, name=name, j=j), barrier)
+    graph.update({(read, j): (_traced(partial(_shuffle_read, directory=directory, name=name, j=j),
+                                      "read", label, j, trace_dir), barrier)
                   for j in range(n)})
     return db.Bag(HighLevelGraph.from_collections(read, graph, dependencies=[bag]), read, n)
 
@@ -274,10 +376,12 @@ def _spread_partition(item, n: int) -> int:
 class _BagsPerPCollection(PipelineVisitor):
     """Translates the (overridden) pipeline into one dask bag per PCollection."""
 
-    def __init__(self, npartitions: int, shuffle: str = "disk", shuffle_dir: str | None = None):
+    def __init__(self, npartitions: int, shuffle: str = "disk", shuffle_dir: str | None = None,
+                 trace_dir: str | None = None):
         self.npartitions = npartitions
-        self.shuffle, self.shuffle_dir = shuffle, shuffle_dir
+        self.shuffle, self.shuffle_dir, self.trace_dir = shuffle, shuffle_dir, trace_dir
         self.bags: dict = {}
+        self.names: dict = {}  # dask key name -> Beam label (for --dask_trace_dir)
         self.side_items: dict = {}
         self.consumed: set = set()
 
@@ -294,7 +398,7 @@ class _BagsPerPCollection(PipelineVisitor):
         elif isinstance(transform, _Reshuffle):
             n = self.npartitions
             if self.shuffle == "disk":
-                out = disk_shuffle(bags[0], n, _spread_partition, self.shuffle_dir)
+                out = disk_shuffle(bags[0], n, _spread_partition, self.shuffle_dir, node.full_label, self.trace_dir)
             else:
                 out = (bags[0].map(lambda x: (_spread_key(x, n), x))
                        .repartition(npartitions=n)
@@ -305,8 +409,9 @@ class _BagsPerPCollection(PipelineVisitor):
             if self.shuffle == "disk":
                 # Any number of input partitions: one file each, read by npartitions output tasks.
                 coder = key_coder(inputs[0], node.full_label)
-                out = disk_shuffle(source, self.npartitions, _ByKey(coder), self.shuffle_dir).map_partitions(
-                    _group_partition)
+                out = disk_shuffle(source, self.npartitions, _ByKey(coder), self.shuffle_dir, node.full_label,
+                                   self.trace_dir).map_partitions(
+                    _traced(_group_partition, "group", node.full_label, None, self.trace_dir))
             else:
                 if source.npartitions != self.npartitions:
                     # Flatten adds its inputs' partitions up; without this the task count grows stage by stage.
@@ -327,30 +432,79 @@ class _BagsPerPCollection(PipelineVisitor):
             # argument through its own optimisation, which copied the side input's whole upstream graph
             # under new names, so that every stage above a side input ran again for it.
             name = f"_run_bundle-{uuid.uuid4().hex}"
-            graph = {(name, i): (bundle, (bags[0].name, i), *[item.key for item in side_items])
+            graph = {(name, i): (_traced(bundle, "bundle", node.full_label, i, self.trace_dir), (bags[0].name, i),
+                                 *[item.key for item in side_items])
                      for i in range(bags[0].npartitions)}
             tagged = db.Bag(HighLevelGraph.from_collections(name, graph, dependencies=[bags[0], *side_items]),
                             name, bags[0].npartitions)
             for tag, pcoll in node.outputs.items():
                 self.bags[pcoll] = tagged.map_partitions(_values_of, tag)
+                self.names[self.bags[pcoll].name] = f"{node.full_label} [{tag}]"
+            self.names[name] = f"{node.full_label} (all outputs)"
             return
         else:
             raise NotImplementedError(f"{node.full_label}: {type(transform).__name__} is not translated to dask")
         for pcoll in node.outputs.values():
             self.bags[pcoll] = out
+        self.names[out.name] = node.full_label
 
     def side_input(self, pcoll) -> db.Item:
         """One task that gathers the PCollection into a list, made once however many ParDos read it."""
         if pcoll not in self.side_items:
             bag = self.bags[pcoll]
             key = f"side-input-{uuid.uuid4().hex}"
-            graph = {key: (_concat, [(bag.name, i) for i in range(bag.npartitions)])}
+            graph = {key: (_traced(_concat, "side", str(pcoll), None, self.trace_dir),
+                           [(bag.name, i) for i in range(bag.npartitions)])}
             self.side_items[pcoll] = db.Item(HighLevelGraph.from_collections(key, graph, dependencies=[bag]), key)
         return self.side_items[pcoll]
 
     def sinks(self) -> list:
         """Every PCollection nobody reads: computing them all runs every write, once."""
         return [bag for pcoll, bag in self.bags.items() if pcoll not in self.consumed]
+
+
+def downstream_first(bag: db.Bag) -> db.Bag:
+    """`bag` optimised as dask.bag does (cull, fuse linear chains), each task annotated with the
+    priority of its depth in the graph (the longest path from a task without dependencies), so that
+    a worker with several ready tasks runs the one furthest downstream first.
+
+    Without it dask ran a stage's partitions ahead of their consumers (dask.order's ranking): on a
+    2-worker cluster at 64x the excerpt one worker held up to 25 of the 66 parsed partitions (620 MB
+    of pages and article texts in dask's memory) whose consumers had not run, and that count grew
+    with the dump (5 of 17 at 16x); docs/scale_out.md §4. Task order changes nothing in the output:
+    shuffles read their pieces in input order whenever they run."""
+    from dask.core import get_deps
+
+    graph = db.core.optimize(bag.__dask_graph__(), bag.__dask_keys__())
+    dependencies, dependents = get_deps(graph)
+    depth: dict = {}
+    waiting = {key: len(deps) for key, deps in dependencies.items()}
+    ready = [key for key, n in waiting.items() if n == 0]
+    while ready:
+        key = ready.pop()
+        depth[key] = 1 + max((depth[d] for d in dependencies[key]), default=-1)
+        for dependent in dependents[key]:
+            waiting[dependent] -= 1
+            if waiting[dependent] == 0:
+                ready.append(dependent)
+    layer = MaterializedLayer(graph, annotations={"priority": depth.__getitem__})
+    return db.Bag(HighLevelGraph({bag.name: layer}, {bag.name: set()}), bag.name, bag.npartitions)
+
+
+def pipeline_collection(pipeline, npartitions: int, shuffle: str = "disk", shuffle_dir: str | None = None,
+                        trace_dir: str | None = None, task_order: str = "downstream_first"):
+    """The whole pipeline as one dask bag to compute (already optimised and prioritised with
+    downstream_first: compute it with optimize_graph=False), and the visitor that built it."""
+    pipeline.replace_all(dask_overrides())
+    visitor = _BagsPerPCollection(npartitions, shuffle, shuffle_dir, trace_dir)
+    pipeline.visit(visitor)
+    # All sinks as one collection, so that dask optimises them together and each stage runs
+    # once. `dask.optimize(*sinks)` optimises each sink on its own: a stage that feeds two sinks
+    # (every multi-output ParDo's bundle feeds one chain per output) is fused into each chain
+    # under a different name, so it ran once per chain (and a disk shuffle's files were written
+    # by two copies of the same task).
+    everything = db.concat(visitor.sinks()).map_partitions(_discard)
+    return (downstream_first(everything) if task_order == "downstream_first" else everything), visitor
 
 
 def _reads_marker(path: str, token: str) -> bool:
@@ -409,16 +563,15 @@ class DaskRunner(beam_dask.DaskRunner):
         try:
             if shuffle_options.dask_shuffle == "disk":
                 shuffle_dir = make_shuffle_dir(client, shuffle_options.dask_shuffle_dir)
-            pipeline.replace_all(dask_overrides())
-            visitor = _BagsPerPCollection(npartitions, shuffle_options.dask_shuffle, shuffle_dir)
-            pipeline.visit(visitor)
-            # All sinks as one collection, so that dask optimises them together and each stage runs
-            # once. `dask.optimize(*sinks)` optimises each sink on its own: a stage that feeds two sinks
-            # (every multi-output ParDo's bundle feeds one chain per output) is fused into each chain
-            # under a different name, so it ran once per chain (and a disk shuffle's files were written
-            # by two copies of the same task).
-            everything = db.concat(visitor.sinks()).map_partitions(_discard)
-            futures = [client.compute(everything)]
+            trace_dir = shuffle_options.dask_trace_dir
+            if trace_dir:
+                os.makedirs(trace_dir, exist_ok=True)
+            everything, visitor = pipeline_collection(pipeline, npartitions, shuffle_options.dask_shuffle, shuffle_dir,
+                                                      trace_dir, shuffle_options.dask_task_order)
+            if trace_dir:
+                with open(os.path.join(trace_dir, "names.json"), "w") as f:
+                    json.dump(visitor.names, f, indent=0)
+            futures = [client.compute(everything, optimize_graph=shuffle_options.dask_task_order == "dask")]
         except BaseException:
             client.close()
             if shuffle_dir:

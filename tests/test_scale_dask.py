@@ -240,3 +240,67 @@ def test_disk_shuffle_stops_with_one_line_when_a_worker_cannot_see_the_folder(tm
     assert list(tmp_path.iterdir()) == [], "the folder it made is removed again"
     seen = beam_dask_runner.make_shuffle_dir(type("AllSee", (), {"run": lambda self, f, *a: {"w": f(*a)}})(), str(tmp_path))
     assert Path(seen).parent == tmp_path
+
+
+
+
+def held_while_one_thread_runs(graph: dict, priority: dict, producer: str) -> int:
+    """A one-thread dask worker with the whole graph ready to it: it runs the ready task of highest
+    priority (the `priority` annotation, then dask.order's rank, as distributed's worker does).
+    Returns the most results of tasks named `producer` held at once (done, some dependent not)."""
+    from dask.core import get_deps
+    from dask.order import order
+
+    rank = order(graph)
+    dependencies, dependents = get_deps(graph)
+    unmet = {key: len(deps) for key, deps in dependencies.items()}
+    unread = {key: len(users) for key, users in dependents.items()}
+    ready = {key for key, n in unmet.items() if n == 0}
+    held = most = 0
+    name = lambda key: key[0] if isinstance(key, tuple) else key  # noqa: E731
+    while ready:
+        key = min(ready, key=lambda k: (-priority.get(k, 0), rank[k]))
+        ready.remove(key)
+        held += name(key) == producer
+        for dep in dependencies[key]:
+            unread[dep] -= 1
+            held -= unread[dep] == 0 and name(dep) == producer
+        most = max(most, held)
+        for user in dependents[key]:
+            unmet[user] -= 1
+            if unmet[user] == 0:
+                ready.add(user)
+    return most
+
+
+def test_parsed_partitions_are_consumed_before_more_are_read(tmp_path):
+    """What made one worker grow with the dump (docs/scale_out.md §4, measured with --dask_trace_dir):
+    in dask's own order a worker ran ReadPages/ParsePages partitions ahead of their consumers and
+    held the parsed pages (on the 2-worker cluster: 4 of 17 partitions at 16x the excerpt, 25 of 66
+    at 64x, 620 MB). On wiki_mrc's own graph, a one-thread worker that runs its ready task by
+    priority holds one parsed partition at a time with the runner's order (downstream_first), and
+    every partition with dask's (so this test fails without the fix)."""
+    import apache_beam as beam
+    import dask.bag
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from pipelines import common
+
+    held = {}
+    for order in ("downstream_first", "dask"):
+        options = PipelineOptions(["--dump", f"en={SAMPLE}", "--output", str(tmp_path / "out"), "--streams_per_range", "1"])
+        opts = common.job_options(options, wiki_mrc.WikiMrcOptions, "wiki_mrc")
+        pipeline = beam.Pipeline(options=options)
+        specs, _ = wiki_mrc.plan(opts)
+        wiki_mrc.build(pipeline, opts, specs)
+        bag, visitor = beam_dask_runner.pipeline_collection(pipeline, 12, "disk", str(tmp_path), task_order=order)
+        parse = next(name for name, label in visitor.names.items()
+                     if label == "BuildMrcExamples/ParsePages/ParDo(ParsePagesFn) (all outputs)")
+        if order == "dask":
+            graph, priority = dask.bag.core.optimize(bag.__dask_graph__(), bag.__dask_keys__()), {}
+        else:
+            layer = bag.__dask_graph__().layers[bag.name]
+            graph = dict(layer)
+            priority = {key: layer.annotations["priority"](key) for key in graph}
+        held[order] = held_while_one_thread_runs(graph, priority, parse)
+    assert held["downstream_first"] == 1, held
+    assert held["dask"] > 6, f"dask's own order held {held['dask']} of 12: this test would prove nothing"
