@@ -25,28 +25,13 @@ exactly that many partitions. Side inputs are computed once as a dask `Item` tha
 receives, instead of being recomputed inside each task. Counters are not collected (Beam's
 DaskRunner has no metrics either); the jobs' `stats.parquet` holds every count.
 
-Shuffles (GroupByKey, Reshuffle): `--dask_shuffle disk` (the default) or `tasks`.
-
-  disk   each input partition is one task that writes its elements, split by destination, to one
-         file under `--dask_shuffle_dir` (default: the launching process's temporary directory) and
-         returns only the byte offsets of the pieces; one barrier task gathers the offsets; output
-         partition j is one task that reads piece j of every file, in input order. The graph is 2n+1
-         tasks and 2n edges per shuffle (n = partitions) and the data never passes through dask's
-         messaging or its worker memory between the two sides, so neither the scheduler nor the
-         workers hold the shuffle. The files stay until the pipeline ends (then the directory is
-         removed): disk use is the sum of what the job shuffles. Every worker must see the directory
-         under the same path: true of a local cluster (one file system); on several machines give a
-         shared mount. The runner checks it before the job starts (a marker file every worker must
-         read back) and stops with one line if a worker cannot see it.
-  tasks  dask.bag's `groupby(shuffle="tasks")`: ~n log n tasks of in-memory pieces per shuffle,
-         held by the workers and all known to the scheduler; measured in docs/scale_out.md §4 (at
-         64x the excerpt: scheduler 668 MB, 30x DirectRunner's CPU). Kept for comparison.
-
-`disk` is the default because it measured better on the same dumps (docs/scale_out.md §4).
-Not dask.bag's own `groupby(shuffle="disk")`: its partd.File store deletes its directory when a copy
-of the store is garbage-collected (`__del__`, in whichever worker process unpickled one), and
-partition tasks append to shared files under locks in whatever order they run, so values within a
-group would come out in a timing-dependent order.
+Shuffles (GroupByKey, Reshuffle): `--dask_shuffle disk` (the default, `dask_disk_shuffle.py`: through
+one file per input partition, 2n+1 tasks per shuffle, neither scheduler nor workers hold the data)
+or `tasks` (dask.bag's `groupby(shuffle="tasks")`: ~n log n tasks of in-memory pieces, held by the
+workers and all known to the scheduler; kept for comparison). `disk` is the default because it
+measured better on the same dumps (docs/scale_out.md §4: at 64x the excerpt, workers 859 / 708 MB
+against 1,211 / 1,258, 213 CPU-s against 312). Within a partition the groups are made by the key
+itself, in the order the keys are first read.
 
 Task order (`--dask_task_order downstream_first`, the default, or `dask`): the graph is optimised as
 dask.bag does and every task gets the priority of its depth in the graph, so that a worker with
@@ -55,35 +40,22 @@ ReadPages and ParsePages partitions ahead of their consumers and held the parsed
 64x the English excerpt one worker held up to 25 of 66 parsed partitions (620 MB of results), 4 of
 17 at 16x, so its memory grew with the dump (docs/scale_out.md §4). The order changes no output.
 
-`--dask_trace_dir DIR` (debug): every task appends a JSON line to `DIR/trace-<pid>.jsonl` (stage,
-partition, elements in and out, pickled bytes per output, the largest group of a GroupByKey, the
-process's RSS and VmHWM before and after, what dask held in the worker's memory) and the launcher
-writes `DIR/names.json` (dask key name -> Beam label); `benchmarks/wiki_mrc_memory.py --dask_trace`
-summarises it. Pickling every output costs CPU: not for timings.
-
-Which output partition a key goes to is a 64-bit BLAKE2b digest of the key encoded with Beam's
-deterministic coder for the key type (as Beam's own shuffles group by encoded keys), modulo n: the
-same in every process, where Python's `hash()` of str/bytes is randomised per process
-(PYTHONHASHSEED) and would send one key to different partitions from different workers, so that it
-came out as two groups. Within a partition the groups are made by the key itself, in the order the
-keys are first read.
+`--dask_trace_dir DIR` (debug, `dask_task_trace.py`): a JSON line per task (stage, partition,
+elements, pickled bytes, the worker's RSS before and after) and `DIR/names.json` (dask key name ->
+Beam label); `benchmarks/wiki_mrc_memory.py --dask_trace` summarises them.
 """
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import pickle
 import shutil
-import tempfile
-import time
 import uuid
 import zlib
-from functools import partial
 
 import dask.bag as db
-from apache_beam import DoFn, ParDo, coders
+from apache_beam import DoFn, ParDo
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.pipeline import PipelineVisitor
 from apache_beam.pvalue import PBegin
@@ -100,9 +72,9 @@ from apache_beam.runners.dask.overrides import (
 from apache_beam.runners.dask.transform_evaluator import defenestrate, get_windowed_value
 from apache_beam.runners.runner import PipelineState
 from apache_beam.transforms.sideinputs import SideInputMap
-from apache_beam.typehints import Any as AnyType
-from apache_beam.typehints.typehints import TupleConstraint
 from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
+from dask_disk_shuffle import ByKey, disk_shuffle, key_coder, make_shuffle_dir
+from dask_task_trace import traced
 
 
 class DaskShuffleOptions(PipelineOptions):
@@ -189,83 +161,6 @@ class _Bundle:
                            *side_values)
 
 
-def _proc_status_mb() -> dict:
-    fields = {}
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(("VmRSS:", "VmHWM:")):
-                    fields[line[:5]] = int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return fields
-
-
-def _pickled_size(value) -> int:
-    try:
-        return len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-    except Exception:  # a value only cloudpickle takes: not measured
-        return -1
-
-
-def _describe(kind: str, args, out) -> dict:
-    """What a task received and returned, by kind of task (debug only: pickling costs time)."""
-    if kind == "bundle":
-        items = args[0]
-        by_tag: dict = {}
-        for tag, value in out:
-            by_tag.setdefault(str(tag), []).append(value)
-        return {"in": len(items) if hasattr(items, "__len__") else None,
-                "out": {tag: [len(values), _pickled_size(values)] for tag, values in by_tag.items()}}
-    if kind == "write":
-        items, offsets = args[0], out
-        pieces = [b - a for a, b in zip(offsets, offsets[1:])]
-        return {"in": len(items) if hasattr(items, "__len__") else None, "bytes": offsets[-1],
-                "largest_piece": max(pieces, default=0)}
-    if kind == "group":
-        largest = max(out, key=lambda kv: len(kv[1]), default=None)
-        return {"groups": len(out), "values": sum(len(v) for _, v in out), "bytes": _pickled_size(out),
-                "largest_group": None if largest is None else
-                [repr(largest[0])[:80], len(largest[1]), _pickled_size(largest)]}
-    return {"out": len(out) if hasattr(out, "__len__") else None, "bytes": _pickled_size(out)}
-
-
-class _Traced:
-    """--dask_trace_dir: runs a task and appends one JSON line about it to `trace-<pid>.jsonl`."""
-
-    def __init__(self, func, kind: str, label: str, index, directory: str):
-        self.func, self.kind, self.label, self.index, self.directory = func, kind, label, index, directory
-
-    def __call__(self, *args):
-        before, start, cpu = _proc_status_mb(), time.time(), time.process_time()
-        out = self.func(*args)
-        after, end, cpu_end = _proc_status_mb(), time.time(), time.process_time()
-        record = {"kind": self.kind, "label": self.label, "index": self.index, "pid": os.getpid(),
-                  "start": start, "seconds": end - start, "cpu": cpu_end - cpu,
-                  "rss_before": before.get("VmRSS"), "rss_after": after.get("VmRSS"),
-                  "hwm_before": before.get("VmHWM"), "hwm_after": after.get("VmHWM"),
-                  **_describe(self.kind, args, out)}
-        try:
-            from distributed import get_worker
-            worker = get_worker()
-            record["worker"], record["managed_bytes"], record["held_keys"] = worker.address, worker.state.nbytes, len(worker.data)
-            held: dict = {}
-            for key in list(worker.data):
-                task = worker.state.tasks.get(key)
-                name = key[0] if isinstance(key, tuple) else key
-                held[name] = held.get(name, 0) + (task.nbytes or 0 if task is not None else 0)
-            record["held"] = sorted(held.items(), key=lambda kv: -kv[1])[:4]
-        except Exception:  # not in a worker (dask's local scheduler)
-            pass
-        with open(os.path.join(self.directory, f"trace-{os.getpid()}.jsonl"), "a") as f:
-            f.write(json.dumps(record, default=str) + "\n")
-        return out
-
-
-def _traced(func, kind: str, label: str, index, directory: str | None):
-    return func if directory is None else _Traced(func, kind, label, index, directory)
-
-
 def _values_of(tagged, tag):
     return [value for t, value in tagged if t == tag]
 
@@ -281,84 +176,6 @@ def _concat(parts):
 def _spread_key(element, n):
     # Stable across processes (no Python hash), so a rerun spreads elements the same way.
     return zlib.crc32(pickle.dumps(element, protocol=4)) % n
-
-
-def key_coder(pcoll, label: str):
-    """Beam's deterministic coder for the keys of a PCollection of (key, value)."""
-    element_type = getattr(pcoll, "element_type", None)
-    key_type = element_type.tuple_types[0] if isinstance(element_type, TupleConstraint) and len(
-        element_type.tuple_types) == 2 else AnyType
-    try:
-        return coders.registry.get_coder(key_type).as_deterministic_coder(label)
-    except ValueError:
-        return coders.registry.get_coder(AnyType).as_deterministic_coder(label)
-
-
-def key_partition(key, n: int, coder) -> int:
-    """The output partition of `key`: a 64-bit digest of its encoding, the same in every process."""
-    digest = hashlib.blake2b(coder.encode(key), digest_size=8).digest()
-    return int.from_bytes(digest, "little") % n
-
-
-class _ByKey:
-    """Picklable partition function of a GroupByKey: (key, value) -> key_partition(key)."""
-
-    def __init__(self, coder):
-        self.coder = coder
-
-    def __call__(self, kv, n: int) -> int:
-        return key_partition(kv[0], n, self.coder)
-
-
-def _shuffle_write(items, directory: str, name: str, index: int, n: int, partition_of) -> list[int]:
-    """One input partition -> one file `name-index` of n pickled pieces; returns their n+1 offsets.
-
-    Written under a temporary name and renamed, so a task that is run again (a lost worker) leaves
-    one whole file."""
-    pieces: list[list] = [[] for _ in range(n)]
-    for item in items:
-        pieces[partition_of(item, n)].append(item)
-    path = os.path.join(directory, f"{name}-{index}")
-    offsets = [0]
-    with open(f"{path}.{uuid.uuid4().hex}.tmp", "wb") as f:
-        for piece in pieces:
-            if piece:
-                pickle.dump(piece, f, protocol=pickle.HIGHEST_PROTOCOL)
-            offsets.append(f.tell())
-        tmp = f.name
-    os.replace(tmp, path)
-    return offsets
-
-
-def _shuffle_barrier(*offsets):
-    return offsets
-
-
-def _shuffle_read(offsets: tuple, directory: str, name: str, j: int) -> list:
-    """Output partition j: piece j of every input partition's file, in input order."""
-    out: list = []
-    for index, positions in enumerate(offsets):
-        start, end = positions[j], positions[j + 1]
-        if end > start:
-            with open(os.path.join(directory, f"{name}-{index}"), "rb") as f:
-                f.seek(start)
-                out.extend(pickle.load(f))
-    return out
-
-
-def disk_shuffle(bag: db.Bag, n: int, partition_of, directory: str, label: str = "",
-                 trace_dir: str | None = None) -> db.Bag:
-    """`bag` re-partitioned into n partitions through files (item -> partition_of(item, n))."""
-    name = f"shuffle-{uuid.uuid4().hex[:12]}"
-    write, barrier, read = f"{name}-write", f"{name}-barrier", f"{name}-read"
-    graph = {(write, i): (_traced(partial(_shuffle_write, directory=directory, name=name, index=i, n=n,
-                                          partition_of=partition_of), "write", label, i, trace_dir), (bag.name, i))
-             for i in range(bag.npartitions)}
-    graph[barrier] = (_shuffle_barrier, *graph)
-    graph.update({(read, j): (_traced(partial(_shuffle_read, directory=directory, name=name, j=j),
-                                      "read", label, j, trace_dir), barrier)
-                  for j in range(n)})
-    return db.Bag(HighLevelGraph.from_collections(read, graph, dependencies=[bag]), read, n)
 
 
 def _group_partition(items) -> list:
@@ -409,9 +226,9 @@ class _BagsPerPCollection(PipelineVisitor):
             if self.shuffle == "disk":
                 # Any number of input partitions: one file each, read by npartitions output tasks.
                 coder = key_coder(inputs[0], node.full_label)
-                out = disk_shuffle(source, self.npartitions, _ByKey(coder), self.shuffle_dir, node.full_label,
+                out = disk_shuffle(source, self.npartitions, ByKey(coder), self.shuffle_dir, node.full_label,
                                    self.trace_dir).map_partitions(
-                    _traced(_group_partition, "group", node.full_label, None, self.trace_dir))
+                    traced(_group_partition, "group", node.full_label, None, self.trace_dir))
             else:
                 if source.npartitions != self.npartitions:
                     # Flatten adds its inputs' partitions up; without this the task count grows stage by stage.
@@ -432,7 +249,7 @@ class _BagsPerPCollection(PipelineVisitor):
             # argument through its own optimisation, which copied the side input's whole upstream graph
             # under new names, so that every stage above a side input ran again for it.
             name = f"_run_bundle-{uuid.uuid4().hex}"
-            graph = {(name, i): (_traced(bundle, "bundle", node.full_label, i, self.trace_dir), (bags[0].name, i),
+            graph = {(name, i): (traced(bundle, "bundle", node.full_label, i, self.trace_dir), (bags[0].name, i),
                                  *[item.key for item in side_items])
                      for i in range(bags[0].npartitions)}
             tagged = db.Bag(HighLevelGraph.from_collections(name, graph, dependencies=[bags[0], *side_items]),
@@ -453,7 +270,7 @@ class _BagsPerPCollection(PipelineVisitor):
         if pcoll not in self.side_items:
             bag = self.bags[pcoll]
             key = f"side-input-{uuid.uuid4().hex}"
-            graph = {key: (_traced(_concat, "side", str(pcoll), None, self.trace_dir),
+            graph = {key: (traced(_concat, "side", str(pcoll), None, self.trace_dir),
                            [(bag.name, i) for i in range(bag.npartitions)])}
             self.side_items[pcoll] = db.Item(HighLevelGraph.from_collections(key, graph, dependencies=[bag]), key)
         return self.side_items[pcoll]
@@ -505,33 +322,6 @@ def pipeline_collection(pipeline, npartitions: int, shuffle: str = "disk", shuff
     # by two copies of the same task).
     everything = db.concat(visitor.sinks()).map_partitions(_discard)
     return (downstream_first(everything) if task_order == "downstream_first" else everything), visitor
-
-
-def _reads_marker(path: str, token: str) -> bool:
-    try:
-        with open(path) as f:
-            return f.read() == token
-    except OSError:
-        return False
-
-
-def make_shuffle_dir(client, root: str | None) -> str:
-    """A new folder for this pipeline's shuffle files, checked to be the same folder for every worker."""
-    root = root or tempfile.gettempdir()
-    try:
-        directory = tempfile.mkdtemp(prefix="beam-dask-shuffle-", dir=root)
-    except OSError as error:
-        raise SystemExit(f"error: --dask_shuffle_dir {root}: cannot create a folder there ({error.strerror})") from None
-    marker, token = os.path.join(directory, "marker"), uuid.uuid4().hex
-    with open(marker, "w") as f:
-        f.write(token)
-    blind = sorted(worker for worker, ok in client.run(_reads_marker, marker, token).items() if not ok)
-    if blind:
-        shutil.rmtree(directory, ignore_errors=True)
-        raise SystemExit(f"error: --dask_shuffle disk: {len(blind)} dask worker(s) (e.g. {blind[0]}) cannot read "
-                         f"{directory}; give a --dask_shuffle_dir every worker sees under the same path "
-                         "(a shared mount), or --dask_shuffle tasks")
-    return directory
 
 
 @dataclasses.dataclass

@@ -11,7 +11,6 @@ partitioned keys by Python's `hash()` would split groups and change the bytes. N
 from __future__ import annotations
 
 import bz2
-import collections
 import importlib.util
 import json
 import os
@@ -33,6 +32,7 @@ EXAMPLES = ROOT / "examples"
 sys.path.insert(0, str(EXAMPLES))
 from local_dask_cluster import stop_local_cluster  # noqa: E402
 import beam_dask_runner  # noqa: E402
+import dask_disk_shuffle  # noqa: E402
 from conftest import SHARED_DATA  # noqa: E402
 
 EXCERPT = SHARED_DATA / "wikipedia" / "enwiki-excerpt.xml.bz2"
@@ -185,7 +185,7 @@ KEYS = ["Paris", "paris", "Île-de-France", b"bytes key", ("en", "Paris"), ("de"
 
 
 def partitions_in_a_fresh_process(hash_seed: str, function: str) -> list[int]:
-    code = (f"import json, sys; sys.path.insert(0, {str(EXAMPLES)!r}); import beam_dask_runner as r\n"
+    code = (f"import json, sys; sys.path.insert(0, {str(EXAMPLES)!r}); import dask_disk_shuffle as r\n"
             f"keys = {KEYS!r}\n"
             "coder = r.key_coder(None, 'test')\n"
             f"print(json.dumps([{function} for k in keys]))")
@@ -203,8 +203,8 @@ def test_disk_shuffle_partitions_keys_the_same_in_every_process():
     stable = [partitions_in_a_fresh_process(seed, "r.key_partition(k, 16, coder)") for seed in ("1", "2", "random")]
     assert stable[0] == stable[1] == stable[2]
     assert len(set(stable[0])) > 3, "keys are spread over the partitions"
-    coder = beam_dask_runner.key_coder(None, "test")
-    assert stable[0] == [beam_dask_runner.key_partition(k, 16, coder) for k in KEYS]
+    coder = dask_disk_shuffle.key_coder(None, "test")
+    assert stable[0] == [dask_disk_shuffle.key_partition(k, 16, coder) for k in KEYS]
 
 
 def test_disk_shuffle_groups_keys_written_by_two_worker_processes(tmp_path, dask_cluster):
@@ -213,9 +213,9 @@ def test_disk_shuffle_groups_keys_written_by_two_worker_processes(tmp_path, dask
     import dask.bag as db
 
     items = [(f"key {i % 23}", i) for i in range(600)]
-    coder = beam_dask_runner.key_coder(None, "test")
+    coder = dask_disk_shuffle.key_coder(None, "test")
     bag = db.from_sequence(items, npartitions=6)
-    grouped = beam_dask_runner.disk_shuffle(bag, 4, beam_dask_runner._ByKey(coder), str(tmp_path)).map_partitions(
+    grouped = dask_disk_shuffle.disk_shuffle(bag, 4, dask_disk_shuffle.ByKey(coder), str(tmp_path)).map_partitions(
         beam_dask_runner._group_partition)
     with distributed.Client(scheduler_file=str(dask_cluster)) as client, distributed.get_task_stream(client) as tasks:
         partitions = client.gather(client.compute(grouped.to_delayed()))
@@ -225,7 +225,7 @@ def test_disk_shuffle_groups_keys_written_by_two_worker_processes(tmp_path, dask
     assert len(groups) == 23 and len({key for key, _ in groups}) == 23, "one group per key"
     assert dict(groups) == {f"key {k}": [i for i in range(600) if i % 23 == k] for k in range(23)}
     for j, partition in enumerate(partitions):
-        assert all(beam_dask_runner.key_partition(key, 4, coder) == j for key, _ in partition)
+        assert all(dask_disk_shuffle.key_partition(key, 4, coder) == j for key, _ in partition)
 
 
 def test_disk_shuffle_stops_with_one_line_when_a_worker_cannot_see_the_folder(tmp_path):
@@ -234,14 +234,12 @@ def test_disk_shuffle_stops_with_one_line_when_a_worker_cannot_see_the_folder(tm
             return {"tcp://127.0.0.1:1": function(*args), "tcp://10.0.0.2:2": False}
 
     with pytest.raises(SystemExit) as stopped:
-        beam_dask_runner.make_shuffle_dir(OneBlindWorker(), str(tmp_path))
+        dask_disk_shuffle.make_shuffle_dir(OneBlindWorker(), str(tmp_path))
     message = str(stopped.value)
     assert "\n" not in message and "tcp://10.0.0.2:2" in message and "--dask_shuffle_dir" in message
     assert list(tmp_path.iterdir()) == [], "the folder it made is removed again"
-    seen = beam_dask_runner.make_shuffle_dir(type("AllSee", (), {"run": lambda self, f, *a: {"w": f(*a)}})(), str(tmp_path))
+    seen = dask_disk_shuffle.make_shuffle_dir(type("AllSee", (), {"run": lambda self, f, *a: {"w": f(*a)}})(), str(tmp_path))
     assert Path(seen).parent == tmp_path
-
-
 
 
 def held_while_one_thread_runs(graph: dict, priority: dict, producer: str) -> int:
