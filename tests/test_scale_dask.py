@@ -184,11 +184,13 @@ def test_wiki_mrc_on_memory_limited_dask_cluster_matches_direct_runner_on_4x_exc
 KEYS = ["Paris", "paris", "Île-de-France", b"bytes key", ("en", "Paris"), ("de", 3), 7, -1, "", "x" * 300]
 
 
-def partitions_in_a_fresh_process(hash_seed: str, function: str) -> list[int]:
+def partitions_in_a_fresh_process(hash_seed: str) -> dict[str, list[int]]:
+    """The 16-way partition of each of KEYS by hash() and by key_partition, in a new process."""
     code = (f"import json, sys; sys.path.insert(0, {str(EXAMPLES)!r}); import dask_disk_shuffle as r\n"
             f"keys = {KEYS!r}\n"
             "coder = r.key_coder(None, 'test')\n"
-            f"print(json.dumps([{function} for k in keys]))")
+            "print(json.dumps({'hash': [hash(k) % 16 for k in keys],\n"
+            "                  'key_partition': [r.key_partition(k, 16, coder) for k in keys]}))")
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     return json.loads(result.stdout)
@@ -198,9 +200,9 @@ def test_disk_shuffle_partitions_keys_the_same_in_every_process():
     """A key's output partition may not depend on the process: each worker writes its keys' pieces
     itself. Python's hash() of str/bytes does (two seeds give different partitions: the check can
     fail), the runner's key_partition does not."""
-    naive = [partitions_in_a_fresh_process(seed, "hash(k) % 16") for seed in ("1", "2")]
-    assert naive[0] != naive[1], "hash() should differ between these seeds, or this test proves nothing"
-    stable = [partitions_in_a_fresh_process(seed, "r.key_partition(k, 16, coder)") for seed in ("1", "2", "random")]
+    runs = [partitions_in_a_fresh_process(seed) for seed in ("1", "2", "random")]
+    assert runs[0]["hash"] != runs[1]["hash"], "hash() should differ between these seeds, or this test proves nothing"
+    stable = [run["key_partition"] for run in runs]
     assert stable[0] == stable[1] == stable[2]
     assert len(set(stable[0])) > 3, "keys are spread over the partitions"
     coder = dask_disk_shuffle.key_coder(None, "test")
