@@ -3,8 +3,8 @@
     PYTHONPATH=examples python -m pipelines.wiki_mrc --runner beam_dask_runner.DaskRunner \
         --dask_client_address tcp://SCHEDULER:8786 --dask_npartitions 16 --dump en=... --output ...
 
-(the workers need the project and this file importable too: start them from the same environment,
-with the same PYTHONPATH; see docs/scale_out.md.)
+(the workers need the project and this folder, examples/, importable too: start them from the same
+environment, with the same PYTHONPATH; see docs/scale_out.md.)
 
 Beam's own `apache_beam.runners.dask.dask_runner.DaskRunner` (2.77, any dask >= 2024.4.2) cannot run
 any job in pipelines/; measured here, not guessed:
