@@ -324,6 +324,26 @@ def pipeline_collection(pipeline, npartitions: int, shuffle: str = "disk", shuff
     return (downstream_first(everything) if task_order == "downstream_first" else everything), visitor
 
 
+# The modules a task graph of this runner names: the scheduler unpickles the graph, the workers run it.
+RUNNER_MODULES = ("beam_dask_runner", "dask_disk_shuffle", "dask_task_trace", "pipelines")
+
+# A lambda, so that cloudpickle sends it by value: a process that cannot import this module can run it.
+_missing_modules = lambda names: [n for n in names if __import__("importlib.util").util.find_spec(n) is None]  # noqa: E731
+
+
+def check_cluster_imports(client) -> None:
+    """Stops with one line if the scheduler or a worker cannot import the runner's modules (otherwise
+    the job fails later with dask's `Error during deserialization of the task graph`)."""
+    where = {"the scheduler": client.run_on_scheduler(_missing_modules, RUNNER_MODULES)}
+    where.update({f"worker {address}": missing for address, missing in client.run(_missing_modules, RUNNER_MODULES).items()})
+    blind = {process: missing for process, missing in where.items() if missing}
+    if blind:
+        process, missing = next(iter(blind.items()))
+        raise SystemExit(f"error: {process} cannot import {', '.join(missing)} ({len(blind)} process(es) in all): start "
+                         "the scheduler and the workers with the project installed and examples/ on PYTHONPATH "
+                         "(PYTHONPATH=examples dask scheduler ...; docs/scale_out.md §4)")
+
+
 @dataclasses.dataclass
 class DaskRunnerResult(beam_dask.DaskRunnerResult):
     shuffle_dir: str | None = None  # removed when the pipeline has ended
@@ -351,6 +371,7 @@ class DaskRunner(beam_dask.DaskRunner):
         shuffle_options = options.view_as(DaskShuffleOptions)
         shuffle_dir = None
         try:
+            check_cluster_imports(client)
             if shuffle_options.dask_shuffle == "disk":
                 shuffle_dir = make_shuffle_dir(client, shuffle_options.dask_shuffle_dir)
             trace_dir = shuffle_options.dask_trace_dir

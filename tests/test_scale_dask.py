@@ -305,3 +305,35 @@ def test_parsed_partitions_are_consumed_before_more_are_read(tmp_path):
         held[order] = held_while_one_thread_runs(graph, priority, parse)
     assert held["downstream_first"] == 1, held
     assert held["dask"] > 6, f"dask's own order held {held['dask']} of 12: this test would prove nothing"
+
+
+def test_a_scheduler_without_examples_on_its_path_stops_the_job_with_one_line():
+    """The import check must itself run where the runner's modules cannot be imported: it travels
+    by value (cloudpickle, as distributed sends it), and there it names what is missing."""
+    import cloudpickle
+
+    payload = cloudpickle.dumps(beam_dask_runner._missing_modules).hex()
+    code = ("import pickle, sys, json; sys.path = [p for p in sys.path if not p.endswith('examples')]\n"
+            f"check = pickle.loads(bytes.fromhex({payload!r}))\n"
+            f"print(json.dumps(check({list(beam_dask_runner.RUNNER_MODULES)!r})))")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run([sys.executable, "-c", code], env=env, cwd="/", capture_output=True, text=True, check=True)
+    assert json.loads(result.stdout) == ["beam_dask_runner", "dask_disk_shuffle", "dask_task_trace"]
+
+    class Cluster:
+        def __init__(self, scheduler_missing, worker_missing):
+            self.scheduler_missing, self.worker_missing = scheduler_missing, worker_missing
+
+        def run_on_scheduler(self, function, names):
+            return function(names) + self.scheduler_missing
+
+        def run(self, function, names):
+            return {"tcp://127.0.0.1:1": function(names) + self.worker_missing}
+
+    beam_dask_runner.check_cluster_imports(Cluster([], []))  # everything importable: no stop
+    for cluster, who in ((Cluster(["dask_disk_shuffle"], []), "the scheduler"),
+                         (Cluster([], ["beam_dask_runner"]), "worker tcp://127.0.0.1:1")):
+        with pytest.raises(SystemExit) as stopped:
+            beam_dask_runner.check_cluster_imports(cluster)
+        message = str(stopped.value)
+        assert "\n" not in message and message.startswith(f"error: {who} cannot import") and "PYTHONPATH=examples" in message
