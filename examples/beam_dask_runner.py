@@ -186,10 +186,6 @@ def _group_partition(items) -> list:
     return list(groups.items())
 
 
-def _spread_partition(item, n: int) -> int:
-    return _spread_key(item, n)
-
-
 class _BagsPerPCollection(PipelineVisitor):
     """Translates the (overridden) pipeline into one dask bag per PCollection."""
 
@@ -215,7 +211,7 @@ class _BagsPerPCollection(PipelineVisitor):
         elif isinstance(transform, _Reshuffle):
             n = self.npartitions
             if self.shuffle == "disk":
-                out = disk_shuffle(bags[0], n, _spread_partition, self.shuffle_dir, node.full_label, self.trace_dir)
+                out = disk_shuffle(bags[0], n, _spread_key, self.shuffle_dir, node.full_label, self.trace_dir)
             else:
                 out = (bags[0].map(lambda x: (_spread_key(x, n), x))
                        .repartition(npartitions=n)
@@ -290,20 +286,13 @@ def downstream_first(bag: db.Bag) -> db.Bag:
     of pages and article texts in dask's memory) whose consumers had not run, and that count grew
     with the dump (5 of 17 at 16x); docs/scale_out.md §4. Task order changes nothing in the output:
     shuffles read their pieces in input order whenever they run."""
-    from dask.core import get_deps
+    from dask.core import get_dependencies, toposort
 
     graph = db.core.optimize(bag.__dask_graph__(), bag.__dask_keys__())
-    dependencies, dependents = get_deps(graph)
+    dependencies = {key: get_dependencies(graph, key) for key in graph}
     depth: dict = {}
-    waiting = {key: len(deps) for key, deps in dependencies.items()}
-    ready = [key for key, n in waiting.items() if n == 0]
-    while ready:
-        key = ready.pop()
+    for key in toposort(graph, dependencies=dependencies):
         depth[key] = 1 + max((depth[d] for d in dependencies[key]), default=-1)
-        for dependent in dependents[key]:
-            waiting[dependent] -= 1
-            if waiting[dependent] == 0:
-                ready.append(dependent)
     layer = MaterializedLayer(graph, annotations={"priority": depth.__getitem__})
     return db.Bag(HighLevelGraph({bag.name: layer}, {bag.name: set()}), bag.name, bag.npartitions)
 
