@@ -53,6 +53,7 @@ from transformers import AutoTokenizer, XLMRobertaConfig
 from corpora.cli_flags import CommandParser
 from training import finetune_loop
 from training.data.clism import QUE_TOKEN, add_que_token, with_que_embedding
+from training.data.word_pieces import WordPieces
 from training.models.clism import CLISMForQuestionAnswering
 from training.remote_code import from_pretrained
 from training.run import NonFiniteError
@@ -97,10 +98,10 @@ class QACollator:
         self.max_seq_len = max_seq_len
         self.que = tokenizer.convert_tokens_to_ids(QUE_TOKEN) if head == "que" else None
         self.cls, self.sep, self.pad = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id
+        self.pieces = WordPieces(tokenizer)
 
     def _encode(self, words: list[list[str]]):
-        enc = self.tokenizer([w or [""] for w in words], is_split_into_words=True, add_special_tokens=False)
-        return [(enc["input_ids"][i], enc.word_ids(i)) for i in range(len(words))]
+        return self.pieces.flat(words)
 
     def __call__(self, rows: list[dict], train: bool = False) -> dict:
         counts: Counter = Counter()

@@ -37,6 +37,7 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from training.data import subword_span
+from training.data.word_pieces import WordPieces
 
 QUE_TOKEN = "[QUE]"
 IGNORE = -100  # cross_entropy's ignore_index: padding questions and unmasked MLM positions
@@ -85,28 +86,24 @@ class CLISMCollator:
         self.que = tokenizer.convert_tokens_to_ids(QUE_TOKEN)
         self.cls, self.sep, self.pad = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id
         self.mask, self.unk = tokenizer.mask_token_id, tokenizer.unk_token_id
-        self.special_ids = set(tokenizer.all_special_ids) | {self.que}
+        self.special_ids = frozenset(tokenizer.all_special_ids) | {self.que}
+        self.pieces = WordPieces(tokenizer)
         # Random replacements (the 10%) are ordinary tokens only: a random [QUE] would be a question
         # without an answer, a random </s> would move the sentence boundary.
         self.ordinary_ids = [i for i in range(len(tokenizer)) if i not in self.special_ids]
 
     # ---- subwords per word ----
 
-    def _words_to_subwords(self, sentences: list[list[str]], counts: Counter) -> list[list[list[int]]]:
-        """For each sentence, the subword ids of each word (one batched call; word_ids() groups them)."""
-        enc = self.tokenizer([s or [""] for s in sentences], is_split_into_words=True, add_special_tokens=False)
+    def _words_to_subwords(self, sentences: list[list[str]], counts: Counter) -> list[list[tuple[int, ...]]]:
+        """For each sentence, the subword ids of each word (training/data/word_pieces.py)."""
         out = []
-        for i, words in enumerate(sentences):
-            per_word: list[list[int]] = [[] for _ in words]
-            for tok, w in zip(enc["input_ids"][i], enc.word_ids(i)):
-                if w is None or w >= len(words):
-                    continue
-                if tok in self.special_ids:
+        for per_word in self.pieces(sentences):
+            for w, pieces in enumerate(per_word):
+                if not self.special_ids.isdisjoint(pieces):
                     # A word that is literally "[QUE]" or "</s>" in the text: an added special token
                     # would be matched inside it, and would pose as a question or a boundary.
-                    counts["tokens/special_in_text"] += 1
-                    tok = self.unk
-                per_word[w].append(tok)
+                    counts["tokens/special_in_text"] += sum(t in self.special_ids for t in pieces)
+                    per_word[w] = tuple(self.unk if t in self.special_ids else t for t in pieces)
             out.append(per_word)
         return out
 

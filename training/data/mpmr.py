@@ -21,7 +21,8 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from corpora.entity_masking import MASK
-from training.data import subword_span
+from training.data import long_tensor, subword_span
+from training.data.word_pieces import WordPieces
 
 
 class MPMRCollator:
@@ -35,31 +36,17 @@ class MPMRCollator:
         self.mask = tokenizer.mask_token_id
         if self.mask is None:
             raise ValueError(f"{type(tokenizer).__name__} has no mask token: mPMR queries need one for the entity")
-
-    def _subwords(self, words: list[list[str]]):
-        # One batched call; word_ids() maps each subword back to its word.
-        enc = self.tokenizer(words, is_split_into_words=True, add_special_tokens=False)
-        return [(enc["input_ids"][i], enc.word_ids(i)) for i in range(len(words))]
+        self.pieces = WordPieces(tokenizer)
 
     def _query_ids(self, rows: list[dict]) -> list[list[int]]:
         """Query subwords, each `[MASK]` word replaced by the single mask token id."""
-        queries = [r["query_words"] or [""] for r in rows]
-        out = []
-        for words, (ids, word_of) in zip(queries, self._subwords(queries)):
-            kept, previous = [], None
-            for token, w in zip(ids, word_of):
-                if w is not None and words[w] == MASK:
-                    if w != previous:
-                        kept.append(self.mask)
-                else:
-                    kept.append(token)
-                previous = w
-            out.append(kept)
-        return out
+        queries = [r["query_words"] for r in rows]
+        return [[t for word, pieces in zip(words, per_word) for t in ((self.mask,) if word == MASK else pieces)]
+                for words, per_word in zip(queries, self.pieces(queries))]
 
     def __call__(self, rows: list[dict]) -> dict:
         queries = self._query_ids(rows)
-        contexts = self._subwords([r["context_words"] or [""] for r in rows])
+        contexts = self.pieces.flat([r["context_words"] for r in rows])
         sequences, spans, answerable, word_index = [], [], [], []
         counts: Counter = Counter()
         for b, (row, q_ids, (c_ids, c_words)) in enumerate(zip(rows, queries, contexts)):
@@ -96,16 +83,12 @@ class MPMRCollator:
                 counts["rows/answerable_lost_to_truncation"] += 1
             answerable.append(bool(row["answerable"]) and not lost)
             sequences.append(ids)
-            word_index.append([-1] * offset + [-1 if w is None else w for w in c_words] + [-1])
+            word_index.append([-1] * offset + c_words + [-1])
         counts["rows"] += len(rows)
         length = max(len(s) for s in sequences)
-        input_ids = torch.full((len(rows), length), self.pad, dtype=torch.long)
-        attention_mask = torch.zeros((len(rows), length), dtype=torch.long)
-        context_word = torch.full((len(rows), length), -1, dtype=torch.long)
-        for b, (ids, words) in enumerate(zip(sequences, word_index)):
-            input_ids[b, : len(ids)] = torch.tensor(ids)
-            attention_mask[b, : len(ids)] = 1
-            context_word[b, : len(words)] = torch.tensor(words)
+        input_ids = long_tensor([ids + [self.pad] * (length - len(ids)) for ids in sequences])
+        attention_mask = (torch.arange(length) < torch.tensor([len(ids) for ids in sequences])[:, None]).long()
+        context_word = long_tensor([words + [-1] * (length - len(words)) for words in word_index])
         return {
             "input_ids": input_ids,
             "attention_mask": attention_mask,

