@@ -50,8 +50,11 @@ def test_tiny_model_overfits_real_rows_and_extracts_their_answers(few_rows, tmp_
     out = tmp_path / "run"
     run.main(["--model", "mpmr", "--data", str(few_rows), "--output", str(out), "--config", "tiny",
               "--max_steps", "100", "--lr", "2e-3", *QUIET])
-    losses = [m["loss"] for m in metrics(out)]
+    records = metrics(out)
+    losses = [m["loss"] for m in records]
     assert len(losses) == 100
+    # Each window's wait for its batch: measured, and a part of the window's time, never more.
+    assert all(0 < m["data_s"] < m["tokens"] / m["tokens_per_s"] for m in records)
     assert losses[-1] <= 0.1 * losses[0]  # the WAE loss falls by at least 90%
     final = out / "final"
     assert {"model.safetensors", "config.json", "tokenizer.json", "train_config.json"} <= {p.name for p in final.iterdir()}
@@ -151,3 +154,20 @@ def test_every_flag_is_documented(capsys):
     with pytest.raises(SystemExit):
         run.parse_args(["--help"])
     assert "--model NAME --help" in capsys.readouterr().out
+
+
+def test_throughput_benchmark_runs_the_same_steps_in_both_loops(few_rows, capsys):
+    """benchmarks/train_throughput.py: the bare loop repeats the run's own computation (same batches,
+    same losses), whichever loop goes first in a round, and the overhead figures come out."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "train_throughput.py"
+    spec = importlib.util.spec_from_file_location("train_throughput", path)
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    benchmark.main(["--data", str(few_rows), "--repeat", "2", "--steps", "6", "--warmup", "2"])
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["same_losses"] is True
+    assert result["rounds"] == 2 and result["steps_measured"] == 4 and len(result["every_round"]) == 2
+    assert 0 < result["data_wait_share"] < 1
+    assert isinstance(result["loop_overhead"], float) and isinstance(result["loop_overhead_per_step"], float)

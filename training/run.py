@@ -407,6 +407,9 @@ def train(args: argparse.Namespace) -> dict:
 
     losses: list[float] = []
     window_tokens, window_start, counts = 0, time.perf_counter(), Counter()
+    # Seconds the loop waited for its batches (reading, collating; with --num_workers, what the workers
+    # did not have ready): the share of a window's time that data, not the model, took.
+    window_data_s = 0.0
     # Each model's own terms (e.g. CLISM's clism/cacr/mlm losses), averaged over the logging window.
     log_sums: Counter = Counter()
     log_steps = 0
@@ -414,7 +417,9 @@ def train(args: argparse.Namespace) -> dict:
         model.train()
         step_loss = torch.zeros((), device=device)
         for micro in range(cfg.grad_accum):
+            waited = time.perf_counter()
             batch = next(batch_iter)
+            window_data_s += time.perf_counter() - waited
             batches += 1
             counts.update(batch.pop("counts"))
             batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
@@ -471,7 +476,7 @@ def train(args: argparse.Namespace) -> dict:
             elapsed = time.perf_counter() - window_start
             record = {"step": step, "loss": loss_value, "lr": scheduler.get_last_lr()[0],
                       "grad_norm": float(grad_norm), "tokens": window_tokens * world,
-                      "tokens_per_s": window_tokens * world / max(elapsed, 1e-9),
+                      "tokens_per_s": window_tokens * world / max(elapsed, 1e-9), "data_s": round(window_data_s, 6),
                       **{k: v / log_steps for k, v in sorted(log_sums.items())},
                       "batches": batches, **{k: v for k, v in sorted(counts.items())}, **evaluated}
             if skipped:
@@ -483,7 +488,7 @@ def train(args: argparse.Namespace) -> dict:
                     writer.add_scalar(f"train/{key}", record[key], step)
                 for key, value in evaluated.items():
                     writer.add_scalar(key, value, step)
-            window_tokens, window_start, counts = 0, time.perf_counter(), Counter()
+            window_tokens, window_start, counts, window_data_s = 0, time.perf_counter(), Counter(), 0.0
             log_sums, log_steps = Counter(), 0
         if progress:
             progress.update(1)
