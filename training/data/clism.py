@@ -36,7 +36,7 @@ from collections import Counter
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from training.data import subword_span
+from training.data import long_tensor, subword_span
 from training.data.word_pieces import WordPieces
 
 QUE_TOKEN = "[QUE]"
@@ -62,6 +62,13 @@ def with_que_embedding(model, tokenizer):
         model.resize_token_embeddings(len(tokenizer))
     model.config.que_token_id = tokenizer.convert_tokens_to_ids(QUE_TOKEN)
     return model
+
+
+def span_mask(spans: list[tuple[int, int]], length: int) -> torch.Tensor:
+    """[rows, length] bool: True at the positions start <= p < end of each row's (start, end)."""
+    bounds = torch.tensor(spans, dtype=torch.long).reshape(-1, 2)
+    positions = torch.arange(length)
+    return (positions >= bounds[:, :1]) & (positions < bounds[:, 1:])
 
 
 class CLISMCollator:
@@ -224,26 +231,18 @@ class CLISMCollator:
         tgt = self._words_to_subwords([r["tgt_words"] for r in rows], counts)
         made = [self._row(r, s, t, counts) for r, s, t in zip(rows, src, tgt)]
         counts["rows"] += len(rows)
-        B = len(rows)
         T = max(len(m["ids"]) for m in made)
         Q = max(1, max(len(m["que"]) for m in made))  # at least one slot: the CLISM head always runs
-        input_ids = torch.full((B, T), self.pad, dtype=torch.long)
-        attention_mask = torch.zeros((B, T), dtype=torch.long)
-        mlm_labels = torch.full((B, T), IGNORE, dtype=torch.long)
-        source_mask = torch.zeros((B, T), dtype=torch.bool)
-        target_mask = torch.zeros((B, T), dtype=torch.bool)
-        que_positions = torch.zeros((B, Q), dtype=torch.long)
-        answer_start = torch.full((B, Q), IGNORE, dtype=torch.long)
-        answer_end = torch.full((B, Q), IGNORE, dtype=torch.long)
-        for b, m in enumerate(made):
-            n = len(m["ids"])
-            input_ids[b, :n] = torch.tensor(m["ids"])
-            attention_mask[b, :n] = 1
-            mlm_labels[b, :n] = torch.tensor(m["labels"])
-            source_mask[b, m["source"][0]: m["source"][1]] = True
-            target_mask[b, m["target"][0]: m["target"][1]] = True
-            for q, (p, (a, e)) in enumerate(zip(m["que"], m["answers"])):
-                que_positions[b, q], answer_start[b, q], answer_end[b, q] = p, a, e
+        # Padded as lists, then one tensor each (training/data/__init__.py: long_tensor): a tensor, or an
+        # element assignment, per row and question cost more than the whole batch's padding.
+        input_ids = long_tensor([m["ids"] + [self.pad] * (T - len(m["ids"])) for m in made])
+        attention_mask = span_mask([(0, len(m["ids"])) for m in made], T).long()
+        mlm_labels = long_tensor([m["labels"] + [IGNORE] * (T - len(m["labels"])) for m in made])
+        source_mask = span_mask([m["source"] for m in made], T)
+        target_mask = span_mask([m["target"] for m in made], T)
+        que_positions = long_tensor([m["que"] + [0] * (Q - len(m["que"])) for m in made])
+        answer_start = long_tensor([[a for a, _ in m["answers"]] + [IGNORE] * (Q - len(m["answers"])) for m in made])
+        answer_end = long_tensor([[e for _, e in m["answers"]] + [IGNORE] * (Q - len(m["answers"])) for m in made])
         batch = {
             "input_ids": input_ids,
             "attention_mask": attention_mask,
@@ -262,14 +261,9 @@ class CLISMCollator:
         if self.cacr:
             # The original source alone, `<s> sˢ </s>`: the second pass that gives rˢ (§3.2).
             S = max(len(m["source_alone"]) for m in made)
-            source_input_ids = torch.full((B, S), self.pad, dtype=torch.long)
-            source_attention_mask = torch.zeros((B, S), dtype=torch.long)
-            source_alone_mask = torch.zeros((B, S), dtype=torch.bool)
-            for b, m in enumerate(made):
-                n = len(m["source_alone"])
-                source_input_ids[b, :n] = torch.tensor(m["source_alone"])
-                source_attention_mask[b, :n] = 1
-                source_alone_mask[b, 1: n - 1] = True
+            source_input_ids = long_tensor([m["source_alone"] + [self.pad] * (S - len(m["source_alone"])) for m in made])
+            source_attention_mask = span_mask([(0, len(m["source_alone"])) for m in made], S).long()
+            source_alone_mask = span_mask([(1, len(m["source_alone"]) - 1) for m in made], S)
             batch.update(source_input_ids=source_input_ids, source_attention_mask=source_attention_mask,
                          source_alone_mask=source_alone_mask)
         return batch
