@@ -34,6 +34,7 @@ steps' time; the median over rounds), and is the part of the overhead that grows
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import statistics
@@ -96,7 +97,8 @@ def project_loop_steps(data: str, out: Path, args) -> list[Step]:
     from training import run
 
     shutil.rmtree(out, ignore_errors=True)
-    run.main(run_argv(data, out, args))
+    with contextlib.redirect_stdout(sys.stderr):  # stdout is the result's one JSON line
+        run.main(run_argv(data, out, args))
     records = [r for r in map(json.loads, (out / "metrics.jsonl").read_text().splitlines()) if "tokens_per_s" in r]
     return [Step(r["tokens"], r["rows"], r["tokens"] / r["tokens_per_s"], r["loss"], r["data_s"]) for r in records]
 
@@ -105,7 +107,6 @@ def bare_loop_steps(data: str, out: Path, args) -> list[Step]:
     """Each step of a bare PyTorch loop doing what `training.run` did in OUT: the same initial weights
     (built as the run built them, from the same seed and its saved tokenizer), the same batches,
     optimiser, schedule and clipping."""
-    import contextlib
     import itertools
     import random
     import time
@@ -196,7 +197,8 @@ def main(argv=None) -> None:
         if data is None:
             from pipelines import wiki_mrc
             data = f"{tmp}/wiki_mrc"
-            wiki_mrc.run(["--runner", "DirectRunner", "--output", data])
+            with contextlib.redirect_stdout(sys.stderr):
+                wiki_mrc.run(["--runner", "DirectRunner", "--output", data])
         out = Path(tmp) / "run"
         with_bare = args.config == "tiny" or args.bare
         project, bare = [], []

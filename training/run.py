@@ -72,6 +72,11 @@ OVERRIDES = {
 }
 
 
+# How each model's data job makes a test split, for the messages about missing held-out data (only
+# wiki_mrc has one; clism_pairs and xy_corpus rows are held out with --eval_data).
+TEST_SPLIT_HINT = {"mpmr": ", or make the data with a test split (wiki_mrc --test_entities N)"}
+
+
 def build_parser(spec: ModelSpec | None = None) -> argparse.ArgumentParser:
     from corpora.cli_flags import CommandParser  # one-line errors naming the nearest flag (issue 18)
 
@@ -252,7 +257,7 @@ def train(args: argparse.Namespace) -> dict:
     evaluation.check_select_by(args.model, select_by, metric_names(downstream_tasks))
     if args.select_by and eval_files is None and select_by not in metric_names(downstream_tasks):
         raise EvalDataError(f"--select_by {args.select_by}: no held-out data ({'--eval_every 0' if cfg.eval_every <= 0 else f'no test-*.parquet in --data {args.data}'}); "
-                            "pass --eval_data DIR, or make the data with a test split (wiki_mrc --test_entities N)")
+                            f"pass --eval_data DIR{TEST_SPLIT_HINT.get(args.model, '')}")
     if world > 1:
         dist.barrier()
     if is_main:
@@ -335,8 +340,8 @@ def train(args: argparse.Namespace) -> dict:
         print(f"downstream evaluation every {cfg.eval_every} steps: {', '.join(t.label for t in downstream.tasks)} "
               f"(training.finetune runs under {out / 'downstream'}); {out / 'best'} by {select_by}", file=sys.stderr)
     if eval_files is None and is_main and cfg.eval_every > 0:
-        print(f"no held-out evaluation: --data {args.data} has no test-*.parquet split; pass --eval_data DIR "
-              "(or make the data with wiki_mrc --test_entities N)", file=sys.stderr)
+        print(f"no held-out evaluation: --data {args.data} has no test-*.parquet split; pass --eval_data DIR"
+              f"{TEST_SPLIT_HINT.get(args.model, '')}", file=sys.stderr)
 
     dataset = spec.make_dataset(spec, cfg, args.data, tokenizer, rank, world, batches)
     spec.after_step(raw_model, dataset, step, max_steps)
@@ -484,7 +489,7 @@ def train(args: argparse.Namespace) -> dict:
             metrics_file.write(json.dumps({k: json_safe(v) for k, v in record.items()}, allow_nan=False) + "\n")
             metrics_file.flush()
             if writer:
-                for key in ("loss", "lr", "grad_norm", "tokens_per_s", *sorted(log_sums)):
+                for key in ("loss", "lr", "grad_norm", "tokens_per_s", "data_s", *sorted(log_sums)):
                     writer.add_scalar(f"train/{key}", record[key], step)
                 for key, value in evaluated.items():
                     writer.add_scalar(key, value, step)

@@ -8,9 +8,9 @@ only labelling `word_ids()`. A word's subwords therefore never depend on its nei
 cached: the output is the same ids as one batched call over whole rows (tests/test_word_pieces.py
 checks this on real text in 12 languages, with the XLM-R SentencePiece tokenizer and a trained one).
 
-Why: tokenising every row afresh was most of a batch's collation (4 of 6 ms for 8 mPMR rows at the
-tiny config, ~6% of a training step on CPU), while the words of a corpus follow Zipf's law: after a
-few batches almost every word has been seen.
+Why: tokenising every row afresh was most of a batch's collation (4 of 6-8 ms for 8 mPMR rows at the
+tiny config; the loop waited ~11% of its time for batches on CPU), while the words of a corpus follow
+Zipf's law: after a few batches almost every word has been seen.
 """
 from __future__ import annotations
 
