@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.conftest import SHARED_DATA
+from conftest import SHARED_DATA
 
 pytest.importorskip("transformers")
 from training.data.word_pieces import WordPieces  # noqa: E402
