@@ -135,8 +135,7 @@ def bare_loop_steps(data: str, out: Path, args) -> list[Step]:
     batches = [{k: v.to(device) for k, v in b.items()} for b in batches]
     optimizer = torch.optim.AdamW(run.param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=cfg.adam_betas,
                                   eps=cfg.adam_eps, fused=device.type == "cuda")
-    warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * args.steps)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, run.lr_lambda(warmup, args.steps))
+    scheduler = run.lr_schedule(optimizer, cfg, args.steps)
     torch.manual_seed(cfg.seed)  # dropout, as training.run's rank 0
     timed = []
     started = time.perf_counter()

@@ -100,14 +100,11 @@ class QACollator:
         self.cls, self.sep, self.pad = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id
         self.pieces = WordPieces(tokenizer)
 
-    def _encode(self, words: list[list[str]]):
-        return self.pieces.flat(words)
-
     def __call__(self, rows: list[dict], train: bool = False) -> dict:
         counts: Counter = Counter()
         made = []
-        for row, (q_ids, _), (p_ids, p_words) in zip(rows, self._encode([r["query_words"] for r in rows]),
-                                                     self._encode([r["context_words"] for r in rows])):
+        for row, (q_ids, _), (p_ids, p_words) in zip(rows, self.pieces.flat([r["query_words"] for r in rows]),
+                                                     self.pieces.flat([r["context_words"] for r in rows])):
             q_ids = q_ids[: self.max_query_tokens]
             question = [*q_ids, self.que] if self.head == "que" else q_ids
             offset = len(question) + 3  # <s> Q [QUE] </s></s>

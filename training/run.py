@@ -143,6 +143,12 @@ def lr_lambda(warmup: int, total: int) -> Callable[[int], float]:
     return factor
 
 
+def lr_schedule(optimizer: torch.optim.Optimizer, cfg: TrainConfig, max_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """Linear warm-up (--warmup_steps, else --warmup_ratio of the steps), then linear decay to 0."""
+    warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * max_steps)
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(warmup, max_steps))
+
+
 def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
     decay, no_decay = [], []
     for name, param in model.named_parameters():
@@ -312,8 +318,7 @@ def train(args: argparse.Namespace) -> dict:
     max_steps = cfg.max_steps or max(1, round(cfg.epochs * steps_per_epoch))
     optimizer = torch.optim.AdamW(param_groups(raw_model, cfg.weight_decay), lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.adam_eps,
                                   fused=device.type == "cuda")
-    warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * max_steps)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(warmup, max_steps))
+    scheduler = lr_schedule(optimizer, cfg, max_steps)
     step, batches, skipped = 0, 0, 0
     if state is not None:
         optimizer.load_state_dict(state["optimizer"])

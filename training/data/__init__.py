@@ -292,6 +292,13 @@ def long_tensor(rows: list[list[int]]) -> torch.Tensor:
     return torch.from_numpy(np.array(rows, dtype=np.int64))
 
 
+def span_mask(spans: list[tuple[int, int]], length: int) -> torch.Tensor:
+    """[rows, length] bool: True at the positions start <= p < end of each row's (start, end)."""
+    bounds = torch.tensor(spans, dtype=torch.long).reshape(-1, 2)
+    positions = torch.arange(length)
+    return (positions >= bounds[:, :1]) & (positions < bounds[:, 1:])
+
+
 def subword_span(first: dict[int, int], last: dict[int, int], start: int, end: int) -> tuple[int, int] | None:
     """Word span start..end (inclusive) -> (first subword of its first word, last subword of its last
     word), given each word's first/last subword position; None when none of its words has a subword.

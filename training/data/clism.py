@@ -33,10 +33,9 @@ import hashlib
 import random
 from collections import Counter
 
-import torch
 from transformers import PreTrainedTokenizerBase
 
-from training.data import long_tensor, subword_span
+from training.data import long_tensor, span_mask, subword_span
 from training.data.word_pieces import WordPieces
 
 QUE_TOKEN = "[QUE]"
@@ -62,13 +61,6 @@ def with_que_embedding(model, tokenizer):
         model.resize_token_embeddings(len(tokenizer))
     model.config.que_token_id = tokenizer.convert_tokens_to_ids(QUE_TOKEN)
     return model
-
-
-def span_mask(spans: list[tuple[int, int]], length: int) -> torch.Tensor:
-    """[rows, length] bool: True at the positions start <= p < end of each row's (start, end)."""
-    bounds = torch.tensor(spans, dtype=torch.long).reshape(-1, 2)
-    positions = torch.arange(length)
-    return (positions >= bounds[:, :1]) & (positions < bounds[:, 1:])
 
 
 class CLISMCollator:

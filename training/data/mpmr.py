@@ -21,7 +21,7 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from corpora.entity_masking import MASK
-from training.data import long_tensor, subword_span
+from training.data import long_tensor, span_mask, subword_span
 from training.data.word_pieces import WordPieces
 
 
@@ -87,7 +87,7 @@ class MPMRCollator:
         counts["rows"] += len(rows)
         length = max(len(s) for s in sequences)
         input_ids = long_tensor([ids + [self.pad] * (length - len(ids)) for ids in sequences])
-        attention_mask = (torch.arange(length) < torch.tensor([len(ids) for ids in sequences])[:, None]).long()
+        attention_mask = span_mask([(0, len(ids)) for ids in sequences], length).long()
         context_word = long_tensor([words + [-1] * (length - len(words)) for words in word_index])
         return {
             "input_ids": input_ids,
