@@ -235,8 +235,10 @@ def setup_distributed(device_flag: str | None) -> tuple[int, int, torch.device]:
     return rank, world, device
 
 
-def train(args: argparse.Namespace) -> dict:
-    spec = get_spec(args.model)
+def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
+    """One training run. `spec`: a ModelSpec to use instead of the registered `--model`'s, e.g. the same
+    recipe with a hook of its own (benchmarks/train_throughput.py steps a bare loop in `after_step`)."""
+    spec = spec or get_spec(args.model)
     cfg = make_config(args, spec)
     if cfg.init in ("random", "none"):
         cfg = cfg.replace(init=None)
@@ -546,10 +548,10 @@ def train(args: argparse.Namespace) -> dict:
     return {"step": step, "losses": losses, "max_steps": max_steps}
 
 
-def main(argv=None) -> None:
+def main(argv=None, spec: ModelSpec | None = None) -> None:
     args = parse_args(argv)
     try:
-        train(args)
+        train(args, spec)
     except (checkpoint.CheckpointError, SchemaMismatch, FileNotFoundError, RemoteCodeRefused, NonFiniteError,
             RunFolderError, EvalDataError, DownstreamError) as e:
         sys.exit(f"training.run: {e}")
