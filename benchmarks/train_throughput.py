@@ -184,6 +184,8 @@ def interleaved_round(data: str, out: Path, args, with_bare: bool = True) -> tup
     import dataclasses
     import time
 
+    import torch
+
     from training import run
     from training.registry import get_spec
 
@@ -194,6 +196,10 @@ def interleaved_round(data: str, out: Path, args, with_bare: bool = True) -> tup
 
     def after_step(model, dataset, step: int, max_steps: int) -> None:
         spec.after_step(model, dataset, step, max_steps)
+        if torch.cuda.is_available():
+            # The run's optimiser step may still be queued on the GPU (its loop syncs before it): finish
+            # it here, in the run's time, not in the bare loop's step or the hook's time taken out.
+            torch.cuda.synchronize()
         started = time.perf_counter()
         if not loops:  # before the first step: the run's tokenizer is saved by now
             loops.append(BareLoop(data, out, args))
