@@ -7,7 +7,9 @@ utilisation (MFU) against the device's bf16 peak.
 
 The data are the rows of the model's data job (--model mpmr: wiki_mrc, clism: clism_pairs; the job's
 bundled sample is generated when --data is not given). tokens/s counts real (non-padding) subwords of
-every micro-batch, averaged over the steps after --warmup. MFU (mPMR only: CLISM runs its encoder on
+every micro-batch over the steps after --warmup (Σ tokens ÷ Σ seconds); `tokens_per_s` and
+`bare_loop_tokens_per_s` are each the best round's, picked apart (their ratio is not the overhead:
+read `loop_overhead`). MFU (mPMR only: CLISM runs its encoder on
 three views of a pair, a FLOP count of its own): FLOPs per token as nanoGPT's estimate_mfu, 6·N (N =
 non-embedding parameters, forward and backward) + 12·L·d·T (attention scores and values, T = the mean
 sequence length) + 6·d·T (the extractor's FFN(H)·Hᵀ over all token pairs).
@@ -28,14 +30,18 @@ the bare loop against itself, run back to back, read −15% to +2% round by roun
 the same machine. `loop_overhead` is Σ project step seconds ÷ Σ bare step seconds − 1 over the
 measured steps of a round, the median over --repeat rounds: periodic costs are in (the default --steps
 120 holds the tiny config's checkpoint at step 100; its time falls in step 101).
-`loop_overhead_per_step` is the median of the paired per-step differences over the bare loop's median
-step: blind to costs paid once in many steps. `aa_overhead` and `aa_overhead_per_step` are the same
+`loop_overhead_per_step` is the median of the paired per-step differences, pooled over every round,
+over the bare loop's median step: blind to costs paid once in many steps. `aa_overhead` and `aa_overhead_per_step` are the same
 figures for two bare loops interleaved in the same way (an A/A run, in the same process after each
 round): the resolution of the two figures on this machine at this moment. `data_wait_share` is
 measured directly inside the project's loop (metrics.jsonl's `data_s`, the time spent waiting for
 each batch, over the steps' time; the median over rounds), the part of the overhead that grows with
-the data. Held-out evaluation is off (`--eval_every 0`): it is work of its own on other batches, not
-the loop's overhead.
+the data. `every_round` lists, per round: project tokens/s, bare tokens/s, the round's overhead, the
+round's A/A. A round that another job on the same cores slowed down can still read far off (−1% to
++21% seen beside a test run) where its A/A may not: read the medians. Held-out evaluation is off
+(`--eval_every 0`): it is work of its own on other batches, not the loop's overhead. DataLoader
+workers (`--num_workers` > 0, the base and large configs' default) would also collate while the bare
+loop steps, which flatters the project's loop: a warning says so.
 """
 from __future__ import annotations
 
@@ -223,6 +229,12 @@ def aa_round(data: str, out: Path, args) -> tuple[list[Step], list[Step]]:
     return [a for a, _ in pairs], [b for _, b in pairs]
 
 
+def workers(args) -> int:
+    """The DataLoader workers the run will use: --num_workers, else the config's."""
+    from training.registry import get_spec
+    return args.num_workers if args.num_workers is not None else get_spec(args.model).configs[args.config].num_workers
+
+
 def tokens_per_s(steps: list[Step]) -> float:
     # Σ tokens / Σ seconds, not a mean of per-step rates, so that slow steps weigh what they cost.
     return sum(s.tokens for s in steps) / sum(s.seconds for s in steps)
@@ -265,9 +277,14 @@ def main(argv=None) -> None:
     p.add_argument("--bare", action="store_true", help="also time the bare PyTorch loop (always on for tiny)")
     p.add_argument("--repeat", type=int, default=5, help="rounds; the overheads are medians over them")
     args = p.parse_args(argv)
-    if args.num_workers:
-        print("train_throughput: with --num_workers > 0 the workers also collate while the bare loop steps, "
-              "so loop_overhead flatters the project's loop", file=sys.stderr)
+    if args.steps <= args.warmup:
+        p.error(f"--steps {args.steps} leaves no step to measure after --warmup {args.warmup}: "
+                f"give --steps above {args.warmup} or a smaller --warmup")
+    with_bare = args.config == "tiny" or args.bare
+    if with_bare and workers(args) > 0:
+        print(f"train_throughput: with {workers(args)} DataLoader worker(s) the workers also collate while the "
+              "bare loop steps, so loop_overhead flatters the project's loop (--num_workers 0 to compare)",
+              file=sys.stderr)
 
     with tempfile.TemporaryDirectory() as tmp:
         data = args.data
@@ -278,7 +295,6 @@ def main(argv=None) -> None:
             with contextlib.redirect_stdout(sys.stderr):
                 importlib.import_module(f"pipelines.{job}").run(["--runner", "DirectRunner", "--output", data])
         out = Path(tmp) / "run"
-        with_bare = args.config == "tiny" or args.bare
         project, bare, aa = [], [], []
         for _ in range(max(1, args.repeat)):
             project_steps, bare_steps = interleaved_round(data, out, args, with_bare)

@@ -188,3 +188,9 @@ def test_throughput_benchmark_runs_clism_on_its_bundled_pairs(capsys):
     benchmark.main(["--model", "clism", "--repeat", "1", "--steps", "4", "--warmup", "1", "--dropout", "0.1"])
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["model"] == "clism" and result["same_losses"] is True and result["steps_measured"] == 3
+
+
+def test_throughput_benchmark_refuses_steps_that_leave_nothing_to_measure(capsys):
+    with pytest.raises(SystemExit):
+        throughput_benchmark().main(["--steps", "3"])
+    assert "--steps 3 leaves no step to measure after --warmup 10" in capsys.readouterr().err
