@@ -31,9 +31,10 @@ the same machine. `loop_overhead` is Σ project step seconds ÷ Σ bare step sec
 measured steps of a round, the median over --repeat rounds: periodic costs are in (the default --steps
 120 holds the tiny config's checkpoint at step 100; its time falls in step 101).
 `loop_overhead_per_step` is the median of the paired per-step differences, pooled over every round,
-over the bare loop's median step: blind to costs paid once in many steps. `aa_overhead` and `aa_overhead_per_step` are the same
-figures for two bare loops interleaved in the same way (an A/A run, in the same process after each
-round): the resolution of the two figures on this machine at this moment. `data_wait_share` is
+over the bare loop's median step: blind to costs paid once in many steps. `aa_overhead` and
+`aa_overhead_per_step` are the same figures for two bare loops interleaved in the same way (an A/A
+run, in the same process after each round): the resolution of the two figures on this machine at
+this moment. `data_wait_share` is
 measured directly inside the project's loop (metrics.jsonl's `data_s`, the time spent waiting for
 each batch, over the steps' time; the median over rounds), the part of the overhead that grows with
 the data. `every_round` lists, per round: project tokens/s, bare tokens/s, the round's overhead, the
@@ -232,7 +233,10 @@ def aa_round(data: str, out: Path, args) -> tuple[list[Step], list[Step]]:
 def workers(args) -> int:
     """The DataLoader workers the run will use: --num_workers, else the config's."""
     from training.registry import get_spec
-    return args.num_workers if args.num_workers is not None else get_spec(args.model).configs[args.config].num_workers
+    if args.num_workers is not None:
+        return args.num_workers
+    preset = get_spec(args.model).configs.get(args.config)  # an unknown --config is training.run's to refuse
+    return preset.num_workers if preset else 0
 
 
 def tokens_per_s(steps: list[Step]) -> float:
