@@ -128,7 +128,6 @@ class BareLoop:
 
     def __init__(self, data: str, out: Path, args):
         import itertools
-        import random
 
         import torch
 
@@ -140,22 +139,17 @@ class BareLoop:
         spec = get_spec(args.model)
         with own_rng(None):
             cfg = run.make_config(run.parse_args(run_argv(data, out, args)), spec)
-            init = cfg.init if cfg.init not in ("random", "none") else None
             tokenizer = load_tokenizer(str(out / "tokenizer"))
-            torch.manual_seed(cfg.seed)
-            random.seed(cfg.seed)
-            self.model = spec.build_pretrained(cfg, tokenizer, init) if init else spec.build_random(cfg, tokenizer)
+            self.model = run.fresh_model(spec, cfg, tokenizer)
             # Where training.run puts it (one process: cuda:0 when there is a GPU), with its bf16 autocast.
             device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
             self.model.to(device).train()
-            self.autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda"
-                             else contextlib.nullcontext())
+            self.autocast = run.autocast_for(device)
             stream = spec.make_dataset(spec, cfg, data, tokenizer, 0, 1, 0)  # as training.run's, on one process
             batches = list(itertools.islice(iter(stream), args.steps))
             self.rows = [b.pop("counts")["rows"] for b in batches]
             self.batches = [{k: v.to(device) for k, v in b.items()} for b in batches]
-            self.optimizer = torch.optim.AdamW(run.param_groups(self.model, cfg.weight_decay), lr=cfg.lr,
-                                               betas=cfg.adam_betas, eps=cfg.adam_eps, fused=device.type == "cuda")
+            self.optimizer = run.make_optimizer(self.model, cfg, device)
             self.scheduler = run.lr_schedule(self.optimizer, cfg, args.steps)
             self.grad_clip = cfg.grad_clip or float("inf")
             torch.manual_seed(cfg.seed)  # dropout, as training.run's rank 0

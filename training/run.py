@@ -132,7 +132,9 @@ def make_config(args: argparse.Namespace, spec: ModelSpec | None = None) -> Trai
     spec = spec or get_spec(args.model)
     flags = {**OVERRIDES, **spec.extra_flags}
     changes = {k: getattr(args, k) for k in flags if getattr(args, k, None) is not None}
-    return spec.configs[args.config].replace(**changes)
+    cfg = spec.configs[args.config].replace(**changes)
+    # --init random / none: no backbone, the config's shape with random weights.
+    return cfg.replace(init=None) if cfg.init in ("random", "none") else cfg
 
 
 def lr_lambda(warmup: int, total: int) -> Callable[[int], float]:
@@ -147,6 +149,24 @@ def lr_schedule(optimizer: torch.optim.Optimizer, cfg: TrainConfig, max_steps: i
     """Linear warm-up (--warmup_steps, else --warmup_ratio of the steps), then linear decay to 0."""
     warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * max_steps)
     return torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(warmup, max_steps))
+
+
+def fresh_model(spec: ModelSpec, cfg: TrainConfig, tokenizer) -> torch.nn.Module:
+    """A new run's initial model: --init's backbone, else random weights of the config's shape, seeded
+    by --seed (the same weights on every rank, and in benchmarks/train_throughput.py's bare loop)."""
+    torch.manual_seed(cfg.seed)
+    random.seed(cfg.seed)
+    return spec.build_pretrained(cfg, tokenizer, cfg.init) if cfg.init else spec.build_random(cfg, tokenizer)
+
+
+def make_optimizer(model: torch.nn.Module, cfg: TrainConfig, device: torch.device) -> torch.optim.AdamW:
+    return torch.optim.AdamW(param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.adam_eps,
+                             fused=device.type == "cuda")
+
+
+def autocast_for(device: torch.device):
+    """bf16 autocast on CUDA; on the CPU, full precision."""
+    return torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
 
 
 def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
@@ -240,8 +260,6 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     recipe with a hook of its own (benchmarks/train_throughput.py steps a bare loop in `after_step`)."""
     spec = spec or get_spec(args.model)
     cfg = make_config(args, spec)
-    if cfg.init in ("random", "none"):
-        cfg = cfg.replace(init=None)
     rank, world, device = setup_distributed(args.device)
     is_main = rank == 0
     if args.no_progress:  # transformers' and the hub's own bars too (save_pretrained's "Writing model shards")
@@ -302,15 +320,13 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
             dist.barrier()
     tokenizer = load_tokenizer(str(tok_dir), cfg.trust_remote_code)
 
-    torch.manual_seed(cfg.seed)  # the same initial weights on every rank
-    random.seed(cfg.seed)
     if state is not None:
+        # The random streams the weights were built with do not matter: the checkpoint's own are
+        # restored below, before any draw that shapes training.
         model = spec.from_config(state["model_config"])
         model.load_state_dict(state["model"])
-    elif cfg.init:
-        model = spec.build_pretrained(cfg, tokenizer, cfg.init)
     else:
-        model = spec.build_random(cfg, tokenizer)
+        model = fresh_model(spec, cfg, tokenizer)
     model.to(device)
     raw_model = model
     if world > 1:
@@ -318,8 +334,7 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
 
     steps_per_epoch = max(1, math.ceil(total_rows / (cfg.batch_size * cfg.grad_accum * world)))
     max_steps = cfg.max_steps or max(1, round(cfg.epochs * steps_per_epoch))
-    optimizer = torch.optim.AdamW(param_groups(raw_model, cfg.weight_decay), lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.adam_eps,
-                                  fused=device.type == "cuda")
+    optimizer = make_optimizer(raw_model, cfg, device)
     scheduler = lr_schedule(optimizer, cfg, max_steps)
     step, batches, skipped = 0, 0, 0
     if state is not None:
@@ -354,7 +369,7 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     spec.after_step(raw_model, dataset, step, max_steps)
     batch_iter = iter(make_loader(dataset, cfg.num_workers))
 
-    autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext())
+    autocast = autocast_for(device)
     writer = None
     if is_main and not args.no_tensorboard:
         try:
