@@ -14,7 +14,6 @@ apart. The median step time is reported (the CPU may be shared). Variants: full 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import statistics
 import sys
@@ -49,7 +48,7 @@ def main(argv=None) -> None:
     from training.data.clism import add_que_token
     from training.models.clism import CLISMForPreTraining
     from training.recipes.clism import CONFIGS, SPEC, model_config
-    from training.run import param_groups
+    from training.run_setup import autocast_for, param_groups
     from training.tokenizer import train_tiny_tokenizer
 
     if args.threads:
@@ -81,7 +80,7 @@ def main(argv=None) -> None:
         config.vocab_size = max(config.vocab_size, args.vocab or 0)
         model = CLISMForPreTraining(config).to(device)
         optimizer = torch.optim.AdamW(param_groups(model, cfg.weight_decay), lr=1e-5, fused=device.type == "cuda")
-        autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
+        autocast = autocast_for(device)
         times, tokens = [], []
         for k, batch in enumerate(batches):
             if device.type == "cuda":

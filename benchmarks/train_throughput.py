@@ -131,7 +131,7 @@ class BareLoop:
 
         import torch
 
-        from training import run
+        from training import run, run_setup
         from training.checkpoint import rng_state
         from training.registry import get_spec
         from training.tokenizer import load_tokenizer
@@ -140,17 +140,17 @@ class BareLoop:
         with own_rng(None):
             cfg = run.make_config(run.parse_args(run_argv(data, out, args)), spec)
             tokenizer = load_tokenizer(str(out / "tokenizer"))
-            self.model = run.fresh_model(spec, cfg, tokenizer)
+            self.model = run_setup.fresh_model(spec, cfg, tokenizer)
             # Where training.run puts it (one process: cuda:0 when there is a GPU), with its bf16 autocast.
             device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
             self.model.to(device).train()
-            self.autocast = run.autocast_for(device)
+            self.autocast = run_setup.autocast_for(device)
             stream = spec.make_dataset(spec, cfg, data, tokenizer, 0, 1, 0)  # as training.run's, on one process
             batches = list(itertools.islice(iter(stream), args.steps))
             self.rows = [b.pop("counts")["rows"] for b in batches]
             self.batches = [{k: v.to(device) for k, v in b.items()} for b in batches]
-            self.optimizer = run.make_optimizer(self.model, cfg, device)
-            self.scheduler = run.lr_schedule(self.optimizer, cfg, args.steps)
+            self.optimizer = run_setup.make_optimizer(self.model, cfg, device)
+            self.scheduler = run_setup.lr_schedule(self.optimizer, cfg, args.steps)
             self.grad_clip = cfg.grad_clip or float("inf")
             torch.manual_seed(cfg.seed)  # dropout, as training.run's rank 0
             self.rng = rng_state()

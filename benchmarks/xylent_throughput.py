@@ -16,7 +16,6 @@ MFU = FLOPs done / elapsed / peak.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 import tempfile
@@ -63,6 +62,7 @@ def main(argv=None) -> None:
 
     from training.models.xylent import XYLentForPreTraining, flops_per_token
     from training.recipes import xylent as recipe
+    from training.run_setup import autocast_for
 
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     cfg = recipe.CONFIGS[args.config]
@@ -87,7 +87,7 @@ def main(argv=None) -> None:
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=cfg.adam_betas, eps=cfg.adam_eps,
                                   fused=device.type == "cuda")
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
+    autocast = autocast_for(device)
 
     def sync():
         if device.type == "cuda":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import sys
 from pathlib import Path
 
 import torch
@@ -141,6 +142,29 @@ def load(path: Path) -> dict:
     if bad:
         raise _refuse(path, f"NaN or inf in {len(bad)} tensor(s) (first: {bad[0]})")
     return state
+
+
+def load_latest(folder: Path, announce: bool) -> dict | None:
+    """The newest checkpoint in `folder` that passes its checks (checksum, format, finite tensors).
+    Refused ones are named, one line each, and an older one is loaded instead; none left is an error."""
+    refused: list[CheckpointError] = []
+    for path in reversed(checkpoint_paths(folder)):
+        try:
+            state = load(path)
+        except CheckpointError as e:
+            refused.append(e)
+            continue
+        if announce:
+            for e in refused:
+                print(f"training.run: {e.path}: {e.reason}; refused", file=sys.stderr)
+            unverified = "" if path.name in read_manifest(folder) else f"; no sum for it in {MANIFEST}, loaded unverified"
+            fallback = ", falling back past the refused one" + ("s" if len(refused) > 1 else "") if refused else ""
+            print(f"resuming from {path} (step {state['step']}){fallback}{unverified}", file=sys.stderr)
+        return state
+    if refused:
+        older = f" (and {len(refused) - 1} older ones refused too)" if len(refused) > 1 else ""
+        raise CheckpointError(f"{refused[0]}{older}; no good checkpoint to fall back to")
+    return None
 
 
 def checkpoint_paths(folder: Path) -> list[Path]:

@@ -34,6 +34,7 @@ import torch.nn.functional as F
 
 from corpora.schemas import XY_MRTD_SCHEMA, XY_TRTD_SCHEMA, XY_TRTD_SCHEMA_V1
 from training.data import check_shards, read_metadata, read_row_group
+from training.run_setup import autocast_for
 
 DECODING_THRESHOLD = 0.5  # sigmoid(S) > 0.5, i.e. logit > 0: training.finetune's --threshold default
 OVERALL = "all"
@@ -406,7 +407,7 @@ class HeldOut:
         was_training = model.training
         model.eval()
         tally = Tally()
-        autocast = torch.autocast("cuda", dtype=torch.bfloat16) if self.device.type == "cuda" else torch.autocast("cpu", enabled=False)
+        autocast = autocast_for(self.device)
         try:
             with autocast:
                 for index, batch, groups in self.batches:

@@ -21,7 +21,6 @@ predictions (predictions.json for squad, the official format; predictions.jsonl 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import sys
@@ -36,6 +35,7 @@ from training import finetune_loop
 from training.data.mpmr import MPMRCollator
 from training.models.mpmr import wae_loss
 from training.run import NonFiniteError
+from training.run_setup import autocast_for
 from training.tasks import conll, pair_cls, squad
 from training.tasks.bundled import sample_paths
 from training.tasks.reader import clamp_max_seq_len, load_reader, load_tokenizer, quiet_transformers_progress
@@ -278,7 +278,7 @@ def finetune(args: argparse.Namespace) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(args.seed)
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
+    autocast = autocast_for(device)
 
     task = TASKS[args.task](args)
     train_examples = task.read(args.train)[: args.max_train_examples]

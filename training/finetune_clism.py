@@ -39,7 +39,6 @@ OUTPUT/<head>/predictions/<file label>.json.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import random
 import statistics
@@ -57,6 +56,7 @@ from training.data.word_pieces import WordPieces
 from training.models.clism import CLISMForQuestionAnswering
 from training.remote_code import from_pretrained
 from training.run import NonFiniteError
+from training.run_setup import autocast_for
 from training.tasks import squad
 from training.tasks.bundled import sample_paths
 from training.tasks.reader import clamp_max_seq_len, load_weights, quiet_transformers_progress
@@ -205,7 +205,7 @@ def finetune_once(args, head: str, train_examples, eval_sets: dict[str, list], s
     """Train once and score every evaluation set; f1/exact_match are the one set's, or their mean over
     several (by_eval holds each), as training.finetune reports them."""
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    autocast = torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
+    autocast = autocast_for(device)
     torch.manual_seed(seed)  # the fresh head (standard, or W_s/W_e on a plain XLM-R) and dropout
     model, tokenizer = load_model(args.init, head, args.trust_remote_code)
     model.to(device)

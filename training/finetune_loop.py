@@ -21,7 +21,8 @@ from pathlib import Path
 
 import torch
 
-from training.run import NonFiniteError, lr_lambda, param_groups
+from training.run import NonFiniteError
+from training.run_setup import lr_lambda, param_groups
 
 
 def total_steps(rows: int, batch_size: int, grad_accum: int, epochs: float, max_steps: int | None) -> int:

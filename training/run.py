@@ -17,12 +17,9 @@ import gc
 import json
 import math
 import os
-import random
 import shutil
 import sys
 import time
-from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -37,6 +34,8 @@ from training.evaluation import EvalDataError
 from training.run_folder import RunFolderError
 from training.registry import MODEL_NAMES, ModelSpec, get_spec
 from training.remote_code import RemoteCodeRefused
+from training.run_log import LogWindow, RunLog, truncate_metrics
+from training.run_setup import autocast_for, fresh_model, lr_schedule, make_optimizer, setup_distributed
 from training.tokenizer import load_tokenizer
 
 # Flags that override a field of the chosen config; None = keep the config's value.
@@ -137,100 +136,8 @@ def make_config(args: argparse.Namespace, spec: ModelSpec | None = None) -> Trai
     return cfg.replace(init=None) if cfg.init in ("random", "none") else cfg
 
 
-def lr_lambda(warmup: int, total: int) -> Callable[[int], float]:
-    def factor(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        return max(0.0, (total - step) / max(1, total - warmup))
-    return factor
-
-
-def lr_schedule(optimizer: torch.optim.Optimizer, cfg: TrainConfig, max_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
-    """Linear warm-up (--warmup_steps, else --warmup_ratio of the steps), then linear decay to 0."""
-    warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * max_steps)
-    return torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(warmup, max_steps))
-
-
-def fresh_model(spec: ModelSpec, cfg: TrainConfig, tokenizer) -> torch.nn.Module:
-    """A new run's initial model: --init's backbone, else random weights of the config's shape, seeded
-    by --seed (the same weights on every rank, and in benchmarks/train_throughput.py's bare loop)."""
-    torch.manual_seed(cfg.seed)
-    random.seed(cfg.seed)
-    return spec.build_pretrained(cfg, tokenizer, cfg.init) if cfg.init else spec.build_random(cfg, tokenizer)
-
-
-def make_optimizer(model: torch.nn.Module, cfg: TrainConfig, device: torch.device) -> torch.optim.AdamW:
-    return torch.optim.AdamW(param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.adam_eps,
-                             fused=device.type == "cuda")
-
-
-def autocast_for(device: torch.device):
-    """bf16 autocast on CUDA; on the CPU, full precision."""
-    return torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else contextlib.nullcontext()
-
-
-def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
-    decay, no_decay = [], []
-    for name, param in model.named_parameters():
-        # Biases and LayerNorm weights are not decayed (RoBERTa/XLM-R practice).
-        (no_decay if param.ndim < 2 else decay).append(param)
-    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-
-
 class NonFiniteError(RuntimeError):
     pass
-
-
-def json_safe(value):
-    """JSON has no NaN or infinity (Python writes a bare NaN that strict parsers reject): such floats go
-    to metrics.jsonl as the strings "NaN", "Infinity", "-Infinity", which float() reads back."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    return value
-
-
-def latest_checkpoint(ckpt_dir: Path, announce: bool) -> dict | None:
-    """The newest checkpoint that passes its checks (checksum, format, finite tensors). Refused ones are
-    named, one line each, and the run falls back to an older one; none left is an error."""
-    refused: list[checkpoint.CheckpointError] = []
-    for path in reversed(checkpoint.checkpoint_paths(ckpt_dir)):
-        try:
-            state = checkpoint.load(path)
-        except checkpoint.CheckpointError as e:
-            refused.append(e)
-            continue
-        if announce:
-            for e in refused:
-                print(f"training.run: {e.path}: {e.reason}; refused", file=sys.stderr)
-            unverified = "" if path.name in checkpoint.read_manifest(ckpt_dir) else \
-                f"; no sum for it in {checkpoint.MANIFEST}, loaded unverified"
-            fallback = ", falling back past the refused one" + ("s" if len(refused) > 1 else "") if refused else ""
-            print(f"resuming from {path} (step {state['step']}){fallback}{unverified}", file=sys.stderr)
-        return state
-    if refused:
-        older = f" (and {len(refused) - 1} older ones refused too)" if len(refused) > 1 else ""
-        raise checkpoint.CheckpointError(f"{refused[0]}{older}; no good checkpoint to fall back to")
-    return None
-
-
-def truncate_metrics(path: Path, step: int) -> None:
-    """Keep the metrics of steps ≤ `step` (the resumed one): the run logs the later steps again. A torn
-    last line (a kill mid-write) goes too."""
-    if not path.exists():
-        return
-    lines = path.read_text().splitlines()
-    keep = []
-    for line in lines:
-        try:
-            if json.loads(line)["step"] <= step:
-                keep.append(line)
-        except (ValueError, KeyError, TypeError):
-            pass
-    if len(keep) != len(lines):
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text("".join(line + "\n" for line in keep))
-        os.replace(tmp, path)
-        print(f"{path}: {len(lines) - len(keep)} lines after step {step} dropped; they are logged again", file=sys.stderr)
 
 
 def check_finite(what: str, step: int, **tensors) -> None:
@@ -238,21 +145,6 @@ def check_finite(what: str, step: int, **tensors) -> None:
     if bad:
         raise NonFiniteError(f"step {step}: NaN or inf in {len(bad)} tensor(s) of the {what} (first: {bad[0]}); "
                              "not saved. Lower --lr (or --grad_clip) and resume from the last checkpoint")
-
-
-def setup_distributed(device_flag: str | None) -> tuple[int, int, torch.device]:
-    rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
-    if device_flag:
-        device = torch.device(device_flag)
-    elif torch.cuda.is_available():
-        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
-    else:
-        device = torch.device("cpu")
-    if world > 1:
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-    return rank, world, device
 
 
 def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
@@ -298,7 +190,7 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
 
     state = None
     if args.resume:
-        state = latest_checkpoint(ckpt_dir, is_main)
+        state = checkpoint.load_latest(ckpt_dir, is_main)
         if state is not None and state["model_name"] != args.model:
             raise checkpoint.CheckpointError(f"{ckpt_dir}: a --model {state['model_name']} checkpoint, not {args.model}")
         if state is None and is_main:
@@ -370,18 +262,8 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     batch_iter = iter(make_loader(dataset, cfg.num_workers))
 
     autocast = autocast_for(device)
-    writer = None
-    if is_main and not args.no_tensorboard:
-        try:
-            from torch.utils.tensorboard import SummaryWriter
-            writer = SummaryWriter(str(out / "tensorboard"))
-        except ImportError:  # tensorboard is optional: metrics.jsonl carries the same numbers
-            pass
-    progress = None
-    if is_main and not args.no_progress:
-        from tqdm import tqdm
-        progress = tqdm(total=max_steps, initial=step, desc=f"{args.model} {args.config}", dynamic_ncols=True)
-    metrics_file = open(out / "metrics.jsonl", "a") if is_main else None  # noqa: SIM115  closed at the end
+    log = RunLog(out, is_main, tensorboard=not args.no_tensorboard, progress=not args.no_progress,
+                 total=max_steps, initial=step, desc=f"{args.model} {args.config}")
     if is_main:
         (out / "train_config.json").write_text(json.dumps({**cfg.to_dict(), "max_steps": max_steps, "world_size": world}, indent=2))
 
@@ -405,8 +287,7 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
                 save_best(raw_model, at_step)
             overall = " ".join(f"{k} {v:.4f}" for k, v in results.items() if "/" not in k)
             best_note = f"  (best {selection.metric} so far: saved to {out / 'best'})" if improved else ""
-            message = f"step {at_step}: held-out ({rows} rows): {overall}{best_note}"
-            (progress.write(message, file=sys.stderr) if progress else print(message, file=sys.stderr))
+            log.say(f"step {at_step}: held-out ({rows} rows): {overall}{best_note}")
         return record
 
     def save_best(model, at_step: int) -> None:
@@ -423,34 +304,22 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
 
     if selection is not None and step == 0:
         # The untrained model: the baseline every later pass is read against.
-        record = {"step": 0, **evaluate_and_select(0)}
-        if is_main:
-            metrics_file.write(json.dumps({k: json_safe(v) for k, v in record.items()}, allow_nan=False) + "\n")
-            metrics_file.flush()
-            if writer:
-                for key, value in record.items():
-                    if key.startswith("eval/"):
-                        writer.add_scalar(key, value, 0)
+        evaluated = evaluate_and_select(0)
+        log.write({"step": 0, **evaluated}, evaluated)
 
     losses: list[float] = []
-    window_tokens, window_start, counts = 0, time.perf_counter(), Counter()
-    # Seconds the loop waited for its batches (reading, collating; with --num_workers, what the workers
-    # did not have ready): the share of a window's time that data, not the model, took.
-    window_data_s = 0.0
-    # Each model's own terms (e.g. CLISM's clism/cacr/mlm losses), averaged over the logging window.
-    log_sums: Counter = Counter()
-    log_steps = 0
+    window = LogWindow()
     while step < max_steps:
         model.train()
         step_loss = torch.zeros((), device=device)
         for micro in range(cfg.grad_accum):
             waited = time.perf_counter()
             batch = next(batch_iter)
-            window_data_s += time.perf_counter() - waited
+            window.data_s += time.perf_counter() - waited
             batches += 1
-            counts.update(batch.pop("counts"))
+            window.counts.update(batch.pop("counts"))
             batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
-            window_tokens += int(batch["attention_mask"].sum())
+            window.tokens += int(batch["attention_mask"].sum())
             # Gradients are all-reduced only on the last micro-batch of a step (nanoGPT's trick).
             sync = world == 1 or micro == cfg.grad_accum - 1
             with (contextlib.nullcontext() if sync else model.no_sync()), autocast:
@@ -458,7 +327,7 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
             (loss / cfg.grad_accum).backward()
             step_loss += loss.detach() / cfg.grad_accum
             for key, value in logs.items():
-                log_sums[key] += float(value) / cfg.grad_accum
+                window.terms[key] += float(value) / cfg.grad_accum
         grad_norm = torch.nn.utils.clip_grad_norm_(raw_model.parameters(), cfg.grad_clip or float("inf"))
         # Before the update, so that every rank sees the same loss and takes the same decision (the
         # gradient norm is the same everywhere already: gradients are all-reduced).
@@ -475,51 +344,37 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
             problem = (f"step {step + 1}: non-finite loss {loss_value} / gradient norm {float(grad_norm)} "
                        f"(lr {scheduler.get_last_lr()[0]:.3g})")
             if skipped > cfg.max_nonfinite_skips:
-                if is_main:
-                    record = {"step": step + 1, "loss": loss_value, "lr": scheduler.get_last_lr()[0],
-                              "grad_norm": float(grad_norm), "batches": batches, "nonfinite_skips": skipped,
-                              "stopped": True}
-                    metrics_file.write(json.dumps({k: json_safe(v) for k, v in record.items()}, allow_nan=False) + "\n")
-                    metrics_file.close()
+                log.write({"step": step + 1, "loss": loss_value, "lr": scheduler.get_last_lr()[0],
+                           "grad_norm": float(grad_norm), "batches": batches, "nonfinite_skips": skipped,
+                           "stopped": True}, {})
+                log.close()
                 last = checkpoint.checkpoint_paths(ckpt_dir)
                 raise NonFiniteError(
                     f"{problem}; stopped after {skipped} such step{'s' if skipped > 1 else ''} "
                     f"(--max_nonfinite_skips {cfg.max_nonfinite_skips}); no final/ written, last checkpoint: "
                     f"{last[-1] if last else 'none'}. Lower --lr, or allow skips with --max_nonfinite_skips N")
-            if is_main:
-                print(f"training.run: {problem}; update skipped ({skipped} of {cfg.max_nonfinite_skips} tolerated)",
-                      file=sys.stderr)
+            log.say(f"training.run: {problem}; update skipped ({skipped} of {cfg.max_nonfinite_skips} tolerated)")
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
         step += 1
         spec.after_step(raw_model, dataset, step, max_steps)
         losses.append(loss_value)
-        log_steps += 1
+        window.steps += 1
         evaluated = {}
         if selection is not None and (step % cfg.eval_every == 0 or step == max_steps):
             evaluated = evaluate_and_select(step)
 
         if is_main and (step % cfg.log_every == 0 or step == max_steps or evaluated):
-            elapsed = time.perf_counter() - window_start
-            record = {"step": step, "loss": loss_value, "lr": scheduler.get_last_lr()[0],
-                      "grad_norm": float(grad_norm), "tokens": window_tokens * world,
-                      "tokens_per_s": window_tokens * world / max(elapsed, 1e-9), "data_s": round(window_data_s, 6),
-                      **{k: v / log_steps for k, v in sorted(log_sums.items())},
-                      "batches": batches, **{k: v for k, v in sorted(counts.items())}, **evaluated}
+            terms = window.mean_terms()
+            record = {"step": step, "loss": loss_value, "lr": scheduler.get_last_lr()[0], "grad_norm": float(grad_norm),
+                      **window.rates(world), **terms, "batches": batches, **dict(sorted(window.counts.items())),
+                      **evaluated}
             if skipped:
                 record["nonfinite_skips"] = skipped
-            metrics_file.write(json.dumps({k: json_safe(v) for k, v in record.items()}, allow_nan=False) + "\n")
-            metrics_file.flush()
-            if writer:
-                for key in ("loss", "lr", "grad_norm", "tokens_per_s", "data_s", *sorted(log_sums)):
-                    writer.add_scalar(f"train/{key}", record[key], step)
-                for key, value in evaluated.items():
-                    writer.add_scalar(key, value, step)
-            window_tokens, window_start, counts, window_data_s = 0, time.perf_counter(), Counter(), 0.0
-            log_sums, log_steps = Counter(), 0
-        if progress:
-            progress.update(1)
-            progress.set_postfix(loss=f"{loss_value:.4f}")
+            trained = ("loss", "lr", "grad_norm", "tokens_per_s", "data_s", *terms)
+            log.write(record, {**{f"train/{key}": record[key] for key in trained}, **evaluated})
+            window.reset()
+        log.advance(loss_value)
         if step % cfg.save_every == 0 or step == max_steps:
             # On every rank (the weights are the same on all), so that all stop together.
             check_finite("checkpoint", step, model=dict(raw_model.named_parameters()), optimizer=optimizer.state_dict())
@@ -539,18 +394,15 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
                 )
                 checkpoint.prune(ckpt_dir, cfg.keep_checkpoints)
 
-    if progress:
-        progress.close()
+    log.close_progress()
     if is_main:
         check_finite("final model", step, model=dict(raw_model.named_parameters()))
         final = out / "final"
         spec.save_final(raw_model, tokenizer, final)
         (final / "train_config.json").write_text((out / "train_config.json").read_text())
-        metrics_file.close()
         print("\n".join(run_folder.result_lines(out, args.model, step, selection.best if selection else None,
-                                                writer is not None)))
-    if writer:
-        writer.close()
+                                                log.writer is not None)))
+    log.close()
     if world > 1:
         # Free the DDP wrapper first, on every rank, after all ranks are done with collectives. Left to
         # the end of this function, its Reducer (which holds the process group) was freed with the GIL
