@@ -10,6 +10,11 @@ on one core:
   wikiextractor the reference pipeline's first stage, `WikiExtractor --json --links --processes 1`;
   wiki_mrc     the whole job, `python -m pipelines.wiki_mrc --direct_num_workers 1`;
   DIR's name   with --compare_with DIR (repeatable): the job as that checkout has it (run from DIR).
+  memoised_parser  with --parser_share: the job with `parse_wikitext` memoised by page text. The k
+               copies are the same pages, so it parses each page once instead of k times (same
+               output); the difference to the job is (k-1)/k of what parsing costs inside the job,
+               and the line after the table gives that share and the rest of the job against
+               WikiExtractor (what the job would cost with a parser of zero cost).
 Reported: articles/s and wikitext MB/s per CPU-second, peak RSS, and the job's ratios to each.
 With --repeat N the runs are interleaved N times (floor, wikiextractor, job, others, floor, ...) and
 the least CPU time of each is reported: on a shared machine, load only ever adds time, so the
@@ -46,6 +51,21 @@ if proc.returncode:
 print(json.dumps({"rc": proc.returncode, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024}))
 """
 
+# wiki_mrc with parse_wikitext memoised by (page text, language), for --parser_share.
+_MEMOISED_PARSER_JOB = """
+import sys
+sys.path.insert(0, {repo!r})
+from pipelines import wiki_mrc, wiki_mrc_transforms
+parse, parsed = wiki_mrc_transforms.parse_wikitext, {{}}
+def memoised(text, language):
+    key = (text, id(language))
+    if key not in parsed:
+        parsed[key] = parse(text, language)
+    return parsed[key]
+wiki_mrc_transforms.parse_wikitext = memoised
+wiki_mrc.run(sys.argv[1:])
+"""
+
 _FLOOR = """
 import sys
 sys.path.insert(0, {repo!r})
@@ -78,6 +98,12 @@ def repeat_dump(src: Path, copies: int, dest: Path) -> None:
     dest.write_bytes(bz2.compress(b"".join(out), 9))
 
 
+def same_files(a: Path, b: Path) -> bool:
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    return files == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file()) and \
+        all((a / f).read_bytes() == (b / f).read_bytes() for f in files)
+
+
 def dump_size(path: Path) -> tuple[int, int, float]:
     pages = articles = chars = 0
     with open(path, "rb") as f:
@@ -98,6 +124,8 @@ def main(argv=None) -> None:
     parser.add_argument("--repeat", type=int, default=1, help="interleaved rounds; the least CPU time of each run is kept")
     parser.add_argument("--compare_with", type=Path, action="append", default=[],
                         help="a checkout of another commit whose job runs on the same input (repeatable)")
+    parser.add_argument("--parser_share", action="store_true",
+                        help="also run the job with the parser memoised, and print what parsing costs inside it")
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -116,22 +144,33 @@ def main(argv=None) -> None:
             }
             for n, checkout in enumerate(args.compare_with):
                 runs[checkout.name] = ([sys.executable, *job_args, "--output", str(tmp / f"other{n}-{k}")], checkout)
+            if args.parser_share and k > 1:
+                runs["memoised_parser"] = ([sys.executable, "-c", _MEMOISED_PARSER_JOB.format(repo=str(REPO)), *job_args[2:],
+                                            "--output", str(tmp / f"memo{k}")], REPO)
             results: dict[str, list[dict]] = {name: [] for name in runs}
             for _ in range(args.repeat):
                 for name, (cmd, cwd) in runs.items():
                     results[name].append(measure(cmd, cwd))
+            if "memoised_parser" in runs and not same_files(tmp / f"job{k}" / "data", tmp / f"memo{k}" / "data"):
+                raise SystemExit(f"{k}x: the job with the memoised parser wrote other rows than the job")
             best = {name: min(rs, key=lambda r: r["cpu"]) for name, rs in results.items()}
             rows.append((k, pages, articles, mb, best, results))
     print(f"dump {args.dump.name}; per CPU-second (user+sys of the process tree, least of {args.repeat}); RSS = peak of the process")
-    print(f"{'scale':>5} {'pages':>6} {'articles':>8} {'MB':>6} | {'run':<13} {'cpu s':>6} {'wall s':>6} "
+    print(f"{'scale':>5} {'pages':>6} {'articles':>8} {'MB':>6} | {'run':<15} {'cpu s':>6} {'wall s':>6} "
           f"{'art/s':>7} {'MB/s':>6} {'RSS MB':>7} | {'job/run':>7} | every run's cpu s")
     for k, pages, articles, mb, best, results in rows:
         job = best["wiki_mrc"]
         for name, r in best.items():
             ratio = job["cpu"] / r["cpu"]
             every = " ".join(f"{x['cpu']:.2f}" for x in results[name])
-            print(f"{k:>5} {pages:>6} {articles:>8} {mb:>6.1f} | {name:<13} {r['cpu']:>6.2f} {r['wall']:>6.2f} "
+            print(f"{k:>5} {pages:>6} {articles:>8} {mb:>6.1f} | {name:<15} {r['cpu']:>6.2f} {r['wall']:>6.2f} "
                   f"{articles / r['cpu']:>7.1f} {mb / r['cpu']:>6.2f} {r['rss_mb']:>7.0f} | {ratio:>6.2f}x | {every}")
+    for k, _, _, _, best, _ in rows:
+        if "memoised_parser" in best:
+            job, memo, reference = best["wiki_mrc"]["cpu"], best["memoised_parser"]["cpu"], best["wikiextractor"]["cpu"]
+            parsing = (job - memo) * k / (k - 1)
+            print(f"{k}x: parsing ~{parsing:.2f} CPU-s, {parsing / job:.0%} of the job; the rest of the job "
+                  f"{job - parsing:.2f} s = {(job - parsing) / reference:.2f}x WikiExtractor")
     if len(rows) > 1:
         first, last = rows[0], rows[-1]
         print(f"peak RSS of wiki_mrc at {last[0]}x vs {first[0]}x input: "

@@ -282,3 +282,21 @@ def test_help_lists_the_job_options(capsys):
     printed = capsys.readouterr().out
     for flag in ("--dump", "--output", "--seed", "--query_words", "--context_words", "--min_mentions_en", "--test_entities"):
         assert flag in printed
+
+
+@pytest.mark.slow
+@needs_excerpt
+def test_benchmark_measures_the_parsers_share_with_the_same_rows():
+    """benchmarks/wiki_mrc.py --parser_share: the memoised-parser job writes the same rows (the benchmark
+    stops otherwise) and costs less, so the printed share of parsing is between 0 and 100%."""
+    import re
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, str(repo / "benchmarks" / "wiki_mrc.py"), "--scales", "2", "--parser_share",
+                           "--dump", str(EXCERPT)],
+                          capture_output=True, text=True, check=True, timeout=600)
+    share = re.search(r"2x: parsing ~[0-9.]+ CPU-s, (\d+)% of the job; the rest of the job [0-9.]+ s = [0-9.]+x WikiExtractor",
+                      done.stdout)
+    assert share and 0 < int(share.group(1)) < 100, done.stdout
