@@ -205,8 +205,10 @@ def _build_ja() -> WordTokenizer:
 
     dictionary = Dictionary()  # sudachidict_core, shipped as a wheel
     mode = getattr(SplitMode, _SUDACHI_MODE)
-    # fields={"surface"}: we only read surfaces, so skip building POS / reading / lemma fields.
-    per_thread = _PerThread(lambda: dictionary.tokenizer(mode=mode, fields={"surface"}))
+    # All fields, as spaCy's ja builds it: Sudachi's number-joining plugin reads the POS and the
+    # normalised form, and without them every digit is a word of its own ("1940年代" -> 1 9 4 0 年 代,
+    # "3.5" -> 3 . 5; with POS alone, "1,000" -> 1 , 000). Loading only the surface was ~20% faster.
+    per_thread = _PerThread(lambda: dictionary.tokenizer(mode=mode))
     per_thread.get()
 
     def segment(text: str) -> Iterable[str]:
