@@ -103,6 +103,21 @@ def test_xylent_precision_recall_by_hand():
     assert summary["replaced_share"] == pytest.approx(2 / 3)
 
 
+def test_xylent_f1_is_zero_when_the_discriminator_flags_nothing():
+    """A discriminator that flags no token (what a tiny run's is early on) has no precision (0/0), but
+    its F1 is 0, not NaN: the default --select_by disc_f1 must be able to rank such passes."""
+    t, f = True, False
+    masked = torch.tensor([[f, t, t, t]])
+    replaced = torch.tensor([[f, f, t, t]])
+    tally = Tally()
+    tally_rtd(masked, masked & f, replaced, torch.zeros_like(replaced), torch.ones_like(replaced), ["de"], tally)
+    summary = evaluation.XYLentEvaluator.summarize(tally, "de")
+    assert math.isnan(summary["disc_precision"]) and summary["disc_recall"] == 0 and summary["disc_f1"] == 0
+    nothing = Tally()
+    tally_rtd(masked & f, masked & f, replaced & f, replaced & f, torch.ones_like(replaced), ["de"], nothing)
+    assert math.isnan(evaluation.XYLentEvaluator.summarize(nothing, "de")["disc_f1"])
+
+
 def test_ranks_add_counts_before_dividing():
     # Two "ranks" with different numbers of rows: their merged tally is the one process's, so the
     # accuracy is 3/5, not the mean of the ranks' accuracies (1/2 and 2/3).

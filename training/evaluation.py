@@ -102,11 +102,12 @@ def roc_auc(scores: list[float], labels: list[bool]) -> float:
     return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
 
 
-def f1_score(precision: float, recall: float) -> float:
-    """Harmonic mean; 0 when both are 0 (nothing right), NaN when either is undefined."""
-    if math.isnan(precision) or math.isnan(recall):
-        return float("nan")
-    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+def f1_from_counts(true_positive: float, predicted: float, actual: float) -> float:
+    """F1 = 2TP / (predicted + actual): the harmonic mean of precision and recall where both are
+    defined, and 0 where nothing is predicted but something was to be found (precision is then 0/0,
+    and a harmonic mean through it would be NaN: an untrained discriminator that flags nothing scored
+    NaN, so no pass was ever better, and best/ was never written). NaN only with nothing on either side."""
+    return 2 * true_positive / (predicted + actual) if predicted + actual else float("nan")
 
 
 def word_span_f1(predicted: tuple[int, int] | None, gold: tuple[int, int]) -> float:
@@ -350,7 +351,7 @@ class XYLentEvaluator:
         recall = ratio(s.get("true_positive", 0), s.get("replaced", 0))
         return {"gen_acc": ratio(s.get("gen_right", 0), s.get("masked", 0)),
                 "disc_precision": precision, "disc_recall": recall,
-                "disc_f1": f1_score(precision, recall),
+                "disc_f1": f1_from_counts(s.get("true_positive", 0), s.get("predicted_replaced", 0), s.get("replaced", 0)),
                 "replaced_share": ratio(s.get("replaced", 0), s.get("masked", 0))}
 
     @staticmethod
