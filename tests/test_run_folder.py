@@ -134,3 +134,11 @@ def test_the_run_ends_by_printing_where_its_results_are(few_rows, tmp_path, caps
     assert any(line.strip() == f"metrics:      {out / 'metrics.jsonl'}" for line in lines)
     assert any(line.strip() == f"TensorBoard:  tensorboard --logdir {out / 'tensorboard'}" for line in lines)
     assert not any("best model" in line for line in lines)  # no held-out data in few_rows: no best/
+
+
+def test_summary_says_when_no_pass_could_be_selected(tmp_path):
+    """A selection whose metric was NaN in every pass saves no best/: the closing lines say so, rather
+    than leaving the best-model line out without a word."""
+    lines = run_folder.result_lines(tmp_path, "xylent", 60, None, False, "disc_f1")
+    assert any(line.startswith("  best model:   none: no evaluation after step 0 gave a disc_f1") for line in lines)
+    assert not any("best model" in line for line in run_folder.result_lines(tmp_path, "xylent", 60, None, False))

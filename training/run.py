@@ -401,7 +401,7 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
         spec.save_final(raw_model, tokenizer, final)
         (final / "train_config.json").write_text((out / "train_config.json").read_text())
         print("\n".join(run_folder.result_lines(out, args.model, step, selection.best if selection else None,
-                                                log.writer is not None)))
+                                                log.writer is not None, selection.metric if selection else None)))
     log.close()
     if world > 1:
         # Free the DDP wrapper first, on every rank, after all ranks are done with collectives. Left to

@@ -221,13 +221,18 @@ def check_init_available(init: str, reachable=hub_reachable) -> None:
 
 # ---- where the results are ----
 
-def result_lines(out: Path, model: str, step: int, best: dict | None, tensorboard: bool) -> list[str]:
+def result_lines(out: Path, model: str, step: int, best: dict | None, tensorboard: bool,
+                 select_by: str | None = None) -> list[str]:
+    """The closing summary. `select_by`: the metric best/ was chosen by, when there was a selection."""
     loader = {"mpmr": "MPMRForWAE", "clism": "CLISMForPreTraining", "xylent": "AutoModel"}[model]
     lines = [f"training.run: done at step {step}; results in {out}",
              f"  final model:  {out / 'final'}   ({loader}.from_pretrained)"]
     if best:
         lines.append(f"  best model:   {out / 'best'}   ({best['metric']} {best['value']:.4f} at step {best['step']}, "
                      "held-out)")
+    elif select_by:
+        lines.append(f"  best model:   none: no evaluation after step 0 gave a {select_by} (NaN in every pass; "
+                     "see metrics.jsonl)")
     lines.append(f"  metrics:      {out / 'metrics.jsonl'}")
     if tensorboard and (out / "tensorboard").exists():
         lines.append(f"  TensorBoard:  tensorboard --logdir {out / 'tensorboard'}")
