@@ -6,7 +6,9 @@
 #   PRETRAIN_STEPS=200 FINETUNE_STEPS=100 bash examples/walkthrough.sh
 #   FINETUNE_ARGS="--max_seq_len 192 --batch_size 4" bash examples/walkthrough.sh   # any training.finetune flag
 #
-# Needs the project with its train extra (pip install torch==2.13.0 && pip install -e ".[train]").
+# Needs torch, then the project with its train extra: on a CPU-only machine
+#   pip install torch --index-url https://download.pytorch.org/whl/cpu && pip install -e ".[train]"
+# (README, "torch: CPU-only or CUDA").
 # The numbers are a smoke test of the whole path, not a result: a tiny random encoder trained for
 # seconds on the ~17 articles per language of the bundled sample.
 set -euo pipefail
