@@ -25,6 +25,7 @@ import re
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from corpora.cli_flags import CommandParser
 from corpora.entity_masking import is_inflected_variant
@@ -272,8 +273,25 @@ def main(argv=None) -> int:
             parser.error(f"--dump {spec}: expected LANG=PATH")
         dumps_by_lang[lang].append(path)
     import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
 
-    rows = ds.dataset(f"{args.output.rstrip('/')}/data", format="parquet").to_table().to_pylist()
+    from corpora.schemas import MRC_SCHEMA, SCHEMA_NAME_KEY, SchemaMismatch, check_schema
+
+    data = Path(args.output) / "data"
+    files = sorted(data.rglob("*.parquet"))
+    if not files:
+        sys.exit(f"python -m corpora.mrc_audit: {data}: no Parquet files; give the --output folder of a wiki_mrc run")
+    for path in files:
+        schema = pq.read_schema(path)
+        name = (schema.metadata or {}).get(SCHEMA_NAME_KEY, b"?").decode()
+        if name != MRC_SCHEMA.metadata[SCHEMA_NAME_KEY].decode():
+            sys.exit(f"python -m corpora.mrc_audit: {path}: rows of schema {name!r}, not wiki_mrc's; "
+                     "give the --output folder of a wiki_mrc run")
+        try:
+            check_schema(schema, MRC_SCHEMA, str(path))
+        except SchemaMismatch as error:
+            sys.exit(f"python -m corpora.mrc_audit: {error}")
+    rows = ds.dataset([str(path) for path in files], format="parquet").to_table().to_pylist()
     totals, flagged, examples = audit_rows(rows, _tokenize_titles, dumps_by_lang)
     print(format_report(totals, flagged))
     for (lang, check), details in sorted(examples.items()):

@@ -100,3 +100,20 @@ def test_every_real_excerpt_passes_the_audit(tmp_path):
     for lang, columns in audited.items():
         assert int(columns[1].replace(",", "")) == counts[lang], columns
         assert int(columns[4].replace(",", "")) == 0, f"{lang}: rows holding markup\n{result.stdout}"
+
+
+def test_another_jobs_folder_is_refused_with_one_line(tmp_path):
+    """A clism_pairs folder (its own schema, no `lang` column) stops with one line naming the schema;
+    it used to end in a KeyError traceback."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from corpora.schemas import CLISM_SCHEMA
+
+    (tmp_path / "data").mkdir()
+    pq.write_table(pa.Table.from_pylist([], schema=CLISM_SCHEMA), tmp_path / "data" / "train-00000-of-00001.parquet")
+    done = subprocess.run([sys.executable, "-m", "corpora.mrc_audit", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith("rows of schema 'clism', not wiki_mrc's; give the --output folder of a wiki_mrc run")
+    empty = subprocess.run([sys.executable, "-m", "corpora.mrc_audit", str(tmp_path / "none")], capture_output=True, text=True)
+    assert empty.returncode == 1 and "no Parquet files" in empty.stderr and "Traceback" not in empty.stderr
