@@ -66,16 +66,22 @@ def _markup_re(lang: str) -> re.Pattern:
     return re.compile("|".join(alternatives))
 
 
-def _char_spans(words: Sequence[str], name_words: Sequence[str], joins_with_space: bool, strip_accents: bool):
-    """Character spans of `name_words` in the folded, joined `words` (whole words where spaced)."""
+def _char_spans(words: Sequence[str], name_words: Sequence[str], joins_with_space: bool, strip_accents: bool,
+                glued_prefix: bool = False):
+    """Character spans of `name_words` in the folded, joined `words` (whole words where spaced; with
+    `glued_prefix`, the first may end a longer word: Arabic writes "و[[جامعة القاهرة]]", "and Cairo
+    University", as one word "وجامعة" before the link's second)."""
     sep = " " if joins_with_space else ""
     text = sep + sep.join(fold_words(words, strip_accents)) + sep
-    name = sep + sep.join(fold_words(name_words, strip_accents)) + sep
+    name = ("" if glued_prefix else sep) + sep.join(fold_words(name_words, strip_accents)) + sep
     if not name.strip():
         return text, []
+    # A glued match is widened to the character before it (the separator, or the prefix's last
+    # letter), so that it holds every whole-word span inside it, which open on a separator.
+    widen = len(sep) if glued_prefix else 0
     spans, at = [], text.find(name)
     while at >= 0:
-        spans.append((at, at + len(name)))
+        spans.append((max(0, at - widen), at + len(name)))
         at = text.find(name, at + 1)
     return text, spans
 
@@ -91,7 +97,7 @@ def title_leaks(query, title_words, linked_texts, joins_with_space, strip_accent
         longer = []
         for link in linked_texts:
             if len(link) > len(title) or (not joins_with_space and len("".join(link)) > len("".join(title))):
-                longer += _char_spans(query, link, joins_with_space, strip_accents)[1]
+                longer += _char_spans(query, link, joins_with_space, strip_accents, glued_prefix=True)[1]
         for start, end in spans:
             if not any(a <= start and end <= b for a, b in longer):
                 return title

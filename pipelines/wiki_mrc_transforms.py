@@ -146,6 +146,11 @@ class ParsePagesFn(TallyingDoFn):
         self.tally("pages", "disambiguation" if parsed.is_disambiguation else "article", lang)
         anchors = parsed.anchors  # (start, end, target) tuples
         self.tally("mentions", "links", lang, len(anchors))
+        if parsed.is_disambiguation and anchors:
+            # A disambiguation page is a list of meanings ("X may refer to: X, a river ..."), not prose:
+            # its links would give contexts of list items, which the audit flags.
+            self.tally("mentions", "on_disambiguation_page", lang, len(anchors))
+            anchors = ()
         yield Article(lang, page.page_id, title, parsed.text, anchors, tuple(parsed.bold_names), parsed.is_disambiguation)
 
 

@@ -58,6 +58,10 @@ def test_what_is_text_is_not_flagged():
     assert checks(row("[MASK] is a city .", "Paris : < s > is an HTML tag")) == set()
     assert title_leaks("[MASK] uses the GNU Project licence".split(), [("gnu",)], [("GNU", "Project")], True, True) is None
     assert title_leaks("[MASK] and GNU".split(), [("gnu",)], [("GNU", "Project")], True, True) == ("gnu",)
+    # A prefix glued before the link ("و[[جامعة القاهرة]]", "and Cairo University") is the same link.
+    cairo = "تقع أهرامات الجيزة وجامعة القاهرة .".split()
+    assert title_leaks(cairo, [("القاهرة",)], [("جامعة", "القاهرة")], True, False) is None
+    assert title_leaks(cairo + ["القاهرة"], [("القاهرة",)], [("جامعة", "القاهرة")], True, False) == ("القاهرة",)
 
 
 def test_report_counts_rows_per_language():
@@ -75,9 +79,9 @@ EXCERPTS = {"en": "enwiki-excerpt.xml.bz2", "de": "dewiki-excerpt.xml.bz2", "el"
 @pytest.mark.slow
 def test_every_real_excerpt_passes_the_audit(tmp_path):
     """The issue's bar: on each real excerpt (min mentions 2) at most 1% of rows flagged and none
-    holding markup. Measured: el 7,362 rows, 1 flagged (0.01%: a context from an abbreviation page
-    that reads like a disambiguation page), en 160, ja 1,418 and vi 2,486 with none; de's 20 articles
-    link outside the excerpt and give no entity."""
+    holding markup. Measured: el 7,360 rows, en 160, ja 1,388 and vi 2,486, none flagged (el had one
+    before links on disambiguation pages stopped being mentions); de's 20 articles link outside the
+    excerpt and give no entity."""
     paths = {lang: WIKIPEDIA / name for lang, name in EXCERPTS.items()}
     if not all(p.exists() for p in paths.values()):
         pytest.skip("the real excerpts are not in ../shared/data/wikipedia")

@@ -127,6 +127,14 @@ def test_every_page_and_link_is_accounted_for(excerpt_run):
     assert kept == en["entities/with_examples"] + en.get("entities/unmaskable", 0) + en.get("entities/empty_definition", 0) + en.get("entities/no_context", 0)
 
 
+def test_links_on_disambiguation_pages_are_not_mentions(excerpt_run):
+    """A disambiguation page lists meanings: its links are counted and dropped, so no context is a
+    slice of "X may refer to: ..." (the audit's disambiguation check flagged such rows)."""
+    out, stats = excerpt_run
+    assert stats[("en", "pages/disambiguation")] > 0 and stats[("en", "mentions/on_disambiguation_page")] > 0
+    assert not [r for r in rows(out) if "may refer to" in " ".join(r["context_words"])]
+
+
 def test_links_are_grouped_by_target_within_a_bundle_and_flushed_when_the_buffer_fills(monkeypatch):
     def article(page_id, *targets):
         text = " ".join(f"w{i}" for i in range(len(targets)))
