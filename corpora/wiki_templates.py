@@ -168,6 +168,13 @@ def _nihongo(positional, named) -> str:
     return f"{english} ({inner})" if english and inner else english or inner
 
 
+def _yomigana(positional, named) -> str:
+    """ja {{読み仮名|'''医学'''|いがく}} -> 医学（いがく）: the lead's bold name is often inside it,
+    and dropping the template started the query mid-sentence ("また は と は 、 生体 …")."""
+    word, reading = _arg(positional, 0), _arg(positional, 1)
+    return f"{word}（{reading}）" if reading else word
+
+
 def _interlanguage_link(positional, named) -> str:
     """{{ill|Local title|de|Fremdtitel}}, {{仮リンク|日本語名|en|English}}: the local text
     (lt= when given)."""
@@ -234,6 +241,7 @@ RENDERERS: dict[str, Renderer] = {
     "us$": _currency("US$"), "usd": _currency("US$"), "€": _currency("€"), "eur": _currency("€"),
     "£": _currency("£"), "gbp": _currency("£"), "¥": _currency("¥"), "jpy": _currency("¥"),
     "nihongo": _nihongo, "nihongo2": _first, "nihongo3": _nihongo, "nihongo foot": _nihongo,
+    "読み仮名": _yomigana, "読み仮名 ruby不使用": _yomigana, "読み仮名 ruby使用": _yomigana,
     "ill": _interlanguage_link, "interlanguage link": _interlanguage_link, "interlanguage link multi": _interlanguage_link,
     "仮リンク": _interlanguage_link, "illm": _interlanguage_link, "le": _interlanguage_link, "ill2": _interlanguage_link,
     "link-interwiki": _interlanguage_link, "lien": _interlanguage_link, "internlink": _interlanguage_link,
