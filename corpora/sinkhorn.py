@@ -32,7 +32,11 @@ import ot
 EPSILON = 1e-9  # far below any real pair's share (1e-9 of the bitext), so only empty pairs cost -log ε
 REGULARISATION = 1.0  # Eq. 2 weighs the entropy by 1
 MAX_ITERATIONS = 100_000
-STOP_THRESHOLD = 1e-12  # marginal violation at which POT stops; the tests ask for 1e-6
+# POT's stop criterion: the marginal violation it checks every 10 iterations. Not 1e-12: a sparse
+# pair graph (real NTREX pairs de-el, de-en, en-th and ja-vi: a chain and a lone pair) never got
+# there and ran all 100,000 iterations (8 s), while its probabilities moved by under 1e-9 after the
+# 60th. The tests ask for marginals within 1e-6.
+STOP_THRESHOLD = 1e-8
 
 
 @dataclass
