@@ -370,6 +370,22 @@ def test_missing_data_is_one_clear_error(tmp_path, xy_data):
     assert data_xylent.check_folder(str(tmp_path)) == data_xylent.check_folder(str(xy_data))
 
 
+def test_held_out_data_of_another_vocabulary_is_refused(tmp_path, xy_data):
+    """XY-LENT rows are token ids: --eval_data made with another vocap model would be read as other
+    pieces without a word. training.run stops with one line; the same vocabulary passes."""
+    import shutil
+
+    other = tmp_path / "other"
+    shutil.copytree(xy_data, other)
+    (other / "spm.model").write_bytes((xy_data / "spm.model").read_bytes() + b"\0")
+    argv = ["--model", "xylent", "--data", str(xy_data), "--config", "tiny", "--max_steps", "2", "--eval_every", "2",
+            "--no_progress", "--no_tensorboard"]
+    with pytest.raises(SystemExit, match=r"--eval_data .*other: made with another vocabulary than --data"):
+        run.main([*argv, "--output", str(tmp_path / "refused"), "--eval_data", str(other)])
+    run.main([*argv, "--output", str(tmp_path / "same"), "--eval_data", str(xy_data)])
+    assert (tmp_path / "same" / "final").exists()
+
+
 # ---- the ELECTRA step ----
 
 def test_cls_is_never_masked_and_fifteen_percent_are(xy_data):

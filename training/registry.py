@@ -71,6 +71,10 @@ def no_feedback(model, dataset, step: int, max_steps: int) -> None:
     pass
 
 
+def any_eval_data(spec: ModelSpec, cfg: TrainConfig, data_dir: str, eval_dir: str) -> None:
+    pass
+
+
 @dataclass
 class ModelSpec:
     build_random: Callable  # (cfg, tokenizer) -> model, a random encoder of the config's shape
@@ -92,6 +96,9 @@ class ModelSpec:
     # (model, dataset, step, max_steps) -> None, before the first batch and after every optimiser step:
     # training signals back to the data stream (XY-LENT's DRO reweights language pairs by their losses).
     after_step: Callable = no_feedback
+    # (spec, cfg, data_dir, eval_dir) -> None: refuses --eval_data that cannot be read like --data
+    # (XY-LENT's rows are token ids of their own vocabulary); raises EvalDataError.
+    check_eval_data: Callable = any_eval_data
 
 
 def get_spec(name: str) -> ModelSpec:

@@ -168,6 +168,8 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     total_rows = spec.check_data(spec, cfg, args.data)
     subfolders = getattr(evaluation.EVALUATORS[args.model], "subfolders", ("",))
     eval_files = evaluation.find_eval_files(args.data, args.eval_data, subfolders) if cfg.eval_every > 0 else None
+    if eval_files is not None and args.eval_data:
+        spec.check_eval_data(spec, cfg, args.data, args.eval_data)
     downstream_tasks = parse_downstream(args.downstream)
     if downstream_tasks and cfg.eval_every <= 0:
         raise DownstreamError("--downstream: runs at every held-out pass, and --eval_every is 0; give --eval_every N")
