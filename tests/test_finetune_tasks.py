@@ -237,8 +237,20 @@ def test_read_pawsx_and_xnli_layouts(tmp_path):
 
     bad = tmp_path / "bad.tsv"
     bad.write_text("text\tlabel\nx\t1\n")
-    with pytest.raises(ValueError, match="bad.tsv: header"):
+    with pytest.raises(ValueError, match="bad.tsv: header .*give the file a header line"):
         pair_cls.read_pairs(bad)
+
+    # No header line, rows premise, hypothesis, label: XNLI as the Hugging Face dataset exports it
+    # (../shared/data/eval/xnli-de). The first row is an example, not a header.
+    headerless = tmp_path / "xnli-de.tsv"
+    headerless.write_text("Er sagte es.\tEr schwieg.\tcontradiction\nA ist B.\tB ist A.\tentailment\n", encoding="utf-8")
+    examples = pair_cls.read_pairs(headerless)
+    assert [(e.id, e.sentence1, e.label) for e in examples] == [("1", "Er sagte es.", "contradiction"),
+                                                                 ("2", "A ist B.", "entailment")]
+    three_columns = tmp_path / "unknown.tsv"  # three columns whose third is no label: still an error
+    three_columns.write_text("a\tb\tc\nx\ty\tz\n")
+    with pytest.raises(ValueError, match="unknown.tsv: header"):
+        pair_cls.read_pairs(three_columns)
 
 
 def test_pair_rows_follow_the_paper_template():

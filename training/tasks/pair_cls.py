@@ -18,12 +18,15 @@ explainable variant, which costs it 0.4 accuracy on XNLI).
 TSV files, with a header line; the columns used are found by name:
     sentence1, sentence2, label          (PAWS-X; XNLI dev/test have gold_label instead of label)
     premise, hypothesis | hypo, label    (XNLI as XTREME ships it; the MultiNLI-MT train files)
-Other columns are ignored, except `id` (kept) and `language` (with `--eval_language`). Labels: PAWS-X 0/1 (1 = paraphrase), XNLI
+A file without a header line whose rows are premise, hypothesis, label (XNLI as the Hugging Face
+dataset exports it, e.g. ../shared/data/eval/xnli-de) is read as such when its first row's third
+field is a label. Other columns are ignored, except `id` (kept) and `language` (with `--eval_language`). Labels: PAWS-X 0/1 (1 = paraphrase), XNLI
 entailment/neutral/contradiction ("contradictory", in the XNLI train files, is contradiction).
 """
 from __future__ import annotations
 
 import csv
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +44,7 @@ LABEL_SETS = {
     "xnli": {"entailment": "entailment", "neutral": "neutral", "contradiction": "contradiction"},
 }
 _ALIASES = {"contradictory": "contradiction"}
+_KNOWN_LABELS = {value for labels in LABEL_SETS.values() for value in labels} | set(_ALIASES)
 _COLUMNS = [("sentence1", "sentence2"), ("premise", "hypothesis"), ("premise", "hypo")]
 
 
@@ -62,18 +66,24 @@ def read_pairs(path: str | Path, language: str | None = None) -> list[PairExampl
     with handle:
         # QUOTE_NONE: the sentences contain unbalanced quotes, and the files are plain tab-separated.
         reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-        header = [h.strip().lower() for h in next(reader, [])]
+        first = next(reader, [])
+        header = [h.strip().lower() for h in first]
         names = next(((a, b) for a, b in _COLUMNS if a in header and b in header), None)
         label = next((c for c in ("label", "gold_label") if c in header), None)
-        if names is None or label is None:
-            raise ValueError(f"{path}: header {header} lacks sentence1/sentence2/label or premise/hypothesis/label columns")
-        c1, c2, cl = header.index(names[0]), header.index(names[1]), header.index(label)
+        headerless = (names is None or label is None) and len(header) == 3 and header[2] in _KNOWN_LABELS
+        if headerless:
+            header = ["premise", "hypothesis", "label"]
+            reader = itertools.chain([first], reader)
+        elif names is None or label is None:
+            raise ValueError(f"{path}: header {header} lacks sentence1/sentence2/label or premise/hypothesis/label "
+                             "columns; give the file a header line (e.g. premise<TAB>hypothesis<TAB>label)")
+        c1, c2, cl = (0, 1, 2) if headerless else (header.index(names[0]), header.index(names[1]), header.index(label))
         cid = header.index("id") if "id" in header else None
         if language is not None and "language" not in header:
             raise ValueError(f"{path}: no 'language' column to select {language!r} from")
         clang = header.index("language") if language is not None else None
         examples = []
-        for n, cols in enumerate(reader, 2):
+        for n, cols in enumerate(reader, 1 if headerless else 2):
             if not any(c.strip() for c in cols):
                 continue
             if len(cols) <= max(c1, c2, cl):
@@ -81,7 +91,7 @@ def read_pairs(path: str | Path, language: str | None = None) -> list[PairExampl
             if clang is not None and cols[clang].strip() != language:
                 continue
             value = cols[cl].strip().lower()
-            examples.append(PairExample(cols[cid] if cid is not None else str(n - 1), cols[c1], cols[c2],
+            examples.append(PairExample(cols[cid] if cid is not None else str(n if headerless else n - 1), cols[c1], cols[c2],
                                         _ALIASES.get(value, value)))
     return examples
 
