@@ -109,7 +109,8 @@ def test_sample_stats_account_for_every_line_and_row(sample_run):
         assert stats[(lang, "align/pairs")] == 42  # fast_align learns from every pair, spanless ones too
         dropped = stats.get((lang, "pairs/no_span"), 0) + stats.get((lang, "pairs/no_span_projected"), 0)
         assert kept[lang] + dropped == 42
-        projected_away = stats.get((lang, "project/unaligned"), 0) + stats.get((lang, "project/scattered"), 0)
+        projected_away = sum(stats.get((lang, f"project/{reason}"), 0)
+                             for reason in ("unaligned", "scattered", "target_only_stop_words"))
         assert stats[(lang, "ner/informative_spans")] == spans[lang] + projected_away
 
 
@@ -212,3 +213,18 @@ def test_ner_setup_does_not_import_torch():
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "False"
+
+
+def test_answers_aligned_to_function_words_are_dropped():
+    """Real NTREX misalignments: a name whose answer is only a particle, an article or punctuation is
+    dropped (project/target_only_stop_words); a value's answer only when it is punctuation, and a name
+    copied as it is ("Die Zeit") is kept whatever the stop list says."""
+    from pipelines.clism_transforms import uninformative_answer
+
+    ja, de, el = stop_words("ja"), stop_words("de"), stop_words("el")
+    assert uninformative_answer(["Ukip"], ["の"], "ORG", ja)
+    assert uninformative_answer(["Madrid"], ["από"], "GPE", el)
+    assert uninformative_answer(["Bolivia"], ["،"], "GPE", stop_words("ar"))
+    assert not uninformative_answer(["Theresa", "May"], ["メイ"], "PERSON", ja)
+    assert not uninformative_answer(["today"], ["heute"], "DATE", de) and uninformative_answer(["today"], [","], "DATE", de)
+    assert not uninformative_answer(["Die", "Zeit"], ["Die", "Zeit"], "ORG", de)
