@@ -208,7 +208,8 @@ def clism_row(pair: TaggedPair, projected: list[tuple[Span, int, int]]) -> dict:
 
 
 # spaCy's value labels: their translations are often words that stop lists hold ("today" -> heute,
-# "last year" -> Jahr, "second" -> zweiter in spaCy's German list), so only punctuation disqualifies them.
+# "last year" -> Jahr, "second" -> zweiter in spaCy's German list), so only punctuation and one-character
+# stop words (the particles の, は, に, た of ja, 的, 了 of zh: "February" -> の) disqualify them.
 _VALUE_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})
 
 
@@ -220,7 +221,7 @@ def uninformative_answer(source_words, target_words, label: str, target_stop_wor
     if [w.lower() for w in source_words] == [w.lower() for w in target_words]:
         return False
     if label in _VALUE_LABELS:
-        return not any(is_word_like(w) for w in target_words)
+        return all(not is_word_like(w) or (len(w) == 1 and w.lower() in target_stop_words) for w in target_words)
     return all(not is_word_like(w) or w.lower() in target_stop_words for w in target_words)
 
 

@@ -227,4 +227,5 @@ def test_answers_aligned_to_function_words_are_dropped():
     assert uninformative_answer(["Bolivia"], ["،"], "GPE", stop_words("ar"))
     assert not uninformative_answer(["Theresa", "May"], ["メイ"], "PERSON", ja)
     assert not uninformative_answer(["today"], ["heute"], "DATE", de) and uninformative_answer(["today"], [","], "DATE", de)
+    assert uninformative_answer(["February"], ["の"], "DATE", ja) and not uninformative_answer(["February"], ["2", "月"], "DATE", ja)
     assert not uninformative_answer(["Die", "Zeit"], ["Die", "Zeit"], "ORG", de)
