@@ -9,6 +9,8 @@ from collections.abc import Iterable
 
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, XLMRobertaTokenizer
 
+from training.data.word_pieces import running_text
+
 SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 MIN_MULTI_CHAR_PIECES = 256  # beyond one piece per character, when the data forces a larger vocabulary
 
@@ -18,7 +20,9 @@ def train_tiny_tokenizer(sentences: Iterable[list[str]], vocab_size: int) -> Pre
 
     # SentencePiece is asked only once there is text: given none it fails with its own
     # `!sentences_.empty()`, which says nothing about the data.
-    lines = [" ".join(words or []) for words in sentences]
+    # Words glued in the running text (scripts without spaces) are glued here too: the collators encode
+    # them without "▁" (training/data/word_pieces.py), so those are the pieces the model must have.
+    lines = [running_text(words or []) for words in sentences]
     if not any(lines):
         from training.data import DataError
 
