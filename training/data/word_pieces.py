@@ -38,19 +38,18 @@ DEFAULT_MAX_WORDS = 1 << 18
 # Scripts written without spaces between words, and their punctuation: Thai, Lao, Myanmar, Khmer, CJK
 # symbols and punctuation, kana, CJK ideographs, fullwidth forms.
 _UNSPACED = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f"
-_HAS_UNSPACED = _STARTS_UNSPACED = re.compile(f"[{_UNSPACED}]")
-_ENDS_UNSPACED = re.compile(f"[{_UNSPACED}]$")
+_UNSPACED_RE = re.compile(f"[{_UNSPACED}]")
 
 
 def glued_flags(words: list[str]) -> list[bool] | None:
     """For each word, whether it follows the previous one without a space in running text; None when
     no word is in a script written without spaces (then every word follows a space)."""
-    if not _HAS_UNSPACED.search("".join(words)):  # one scan in C: most rows are in spaced scripts
+    if not _UNSPACED_RE.search("".join(words)):  # one scan in C: most rows are in spaced scripts
         return None
     flags = [False] * len(words)
     for k in range(1, len(words)):
         prev, word = words[k - 1], words[k]
-        if prev and word and (_STARTS_UNSPACED.match(word) or _ENDS_UNSPACED.search(prev)):
+        if prev and word and (_UNSPACED_RE.match(word) or _UNSPACED_RE.match(prev[-1])):
             flags[k] = True
     return flags
 
