@@ -93,7 +93,7 @@ def test_cached_pieces_equal_one_batched_call_on_real_text_in_12_languages(which
     assert sum(len(s) for s in sentences) > 15_000
     # Words with more than one piece, and words the cache saw before: both cases are exercised.
     assert sum(len(p) > 1 for row in expected for p in row) > 1000
-    assert len(pieces._known) + len(pieces._known_glued) <= 500 + max(
+    assert len(pieces._known) <= 500 + max(
         len(set(w for s in sentences[i:i + 8] for w in s)) for i in range(0, len(sentences), 8))
 
 

@@ -86,6 +86,11 @@ def _continuation_tokenizer(tokenizer: PreTrainedTokenizerBase):
     return Tokenizer.from_str(json.dumps(spec))
 
 
+# A glued word's cache key: the word behind a NUL, which no word of XML-sourced or text-file rows holds
+# (XML 1.0 forbids it), so one dict and one bound serve both encodings.
+_GLUED = "\x00"
+
+
 class WordPieces:
     def __init__(self, tokenizer: PreTrainedTokenizerBase, max_words: int = DEFAULT_MAX_WORDS):
         if not tokenizer.is_fast:
@@ -94,32 +99,32 @@ class WordPieces:
         self.tokenizer = tokenizer
         self.max_words = max_words
         self._known: dict[str, tuple[int, ...]] = {}
-        self._known_glued: dict[str, tuple[int, ...]] = {}
         self._continuation = _continuation_tokenizer(tokenizer)
 
     def __call__(self, sentences: list[list[str]]) -> list[list[tuple[int, ...]]]:
         """For each sentence, the subword ids of each of its words (no special tokens)."""
-        known, known_glued = self._known, self._known_glued
-        flags = [glued_flags(words) if self._continuation is not None else None for words in sentences]
-        new = list(dict.fromkeys(w for words, glued in zip(sentences, flags) for k, w in enumerate(words)
-                                 if not (glued and glued[k]) and w not in known))
-        new_glued = list(dict.fromkeys(w for words, glued in zip(sentences, flags) if glued
-                                       for k, w in enumerate(words) if glued[k] and w not in known_glued))
-        if new or new_glued:
-            if len(known) + len(known_glued) + len(new) + len(new_glued) > self.max_words:
-                in_use = {w: known[w] for words in sentences for w in words if w in known}
-                in_use_glued = {w: known_glued[w] for words in sentences for w in words if w in known_glued}
+        known = self._known
+        keyed = [self._keys(words) for words in sentences]
+        new = list(dict.fromkeys(key for keys in keyed for key in keys if key not in known))
+        if new:
+            if len(known) + len(new) > self.max_words:
+                in_use = {key: known[key] for keys in keyed for key in keys if key in known}
                 known.clear()
                 known.update(in_use)
-                known_glued.clear()
-                known_glued.update(in_use_glued)
-            if new:
-                known.update(zip(new, self._tokenise(new)))
-            if new_glued:
-                known_glued.update(zip(new_glued, self._tokenise_glued(new_glued)))
-        return [[known[w] for w in words] if glued is None else
-                [known_glued[w] if glued[k] else known[w] for k, w in enumerate(words)]
-                for words, glued in zip(sentences, flags)]
+            spaced = [key for key in new if not key.startswith(_GLUED)]
+            glued = [key for key in new if key.startswith(_GLUED)]
+            if spaced:
+                known.update(zip(spaced, self._tokenise(spaced)))
+            if glued:
+                known.update(zip(glued, self._tokenise_glued([key[1:] for key in glued])))
+        return [[known[key] for key in keys] for keys in keyed]
+
+    def _keys(self, words: list[str]) -> list[str]:
+        """Cache keys: the words themselves, and for words glued to the one before, the word behind _GLUED."""
+        glued = glued_flags(words) if self._continuation is not None else None
+        if glued is None:
+            return words
+        return [_GLUED + word if flag else word for word, flag in zip(words, glued)]
 
     def flat(self, sentences: list[list[str]]) -> list[tuple[list[int], list[int]]]:
         """For each sentence, its subword ids and the word index of each (as `word_ids()` gives)."""
