@@ -46,6 +46,7 @@ class RunLog:
     (`active` false) every method does nothing."""
 
     def __init__(self, out: Path, active: bool, tensorboard: bool, progress: bool, total: int, initial: int, desc: str):
+        self.active = active
         self.writer = self.progress = self.metrics_file = None
         if not active:
             return
@@ -73,7 +74,7 @@ class RunLog:
     def say(self, message: str) -> None:
         if self.progress:
             self.progress.write(message, file=sys.stderr)
-        elif self.metrics_file is not None:
+        elif self.active:
             print(message, file=sys.stderr)
 
     def advance(self, loss_value: float) -> None:
