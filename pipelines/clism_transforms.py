@@ -17,6 +17,7 @@ Inside a batch a pair is a plain tuple (see `tagged_to_wire`), which Beam's code
 from __future__ import annotations
 
 import collections
+import functools
 import logging
 import posixpath
 from typing import NamedTuple
@@ -225,18 +226,19 @@ def uninformative_answer(source_words, target_words, label: str, target_stop_wor
     return all(not is_word_like(w) or w.lower() in target_stop_words for w in target_words)
 
 
+@functools.lru_cache(maxsize=None)
+def target_stop_words(lang: str) -> frozenset[str]:
+    """stop_words, or none for a code no tokeniser table knows (--pretokenized accepts any): the
+    answer rule then still catches punctuation. Cached, as stop_words is: it raises on every call."""
+    try:
+        return stop_words(lang)
+    except ValueError:
+        return frozenset()
+
+
 class _ProjectingDoFn(TallyingDoFn):
     def __init__(self, max_gap: int):
         self.max_gap = max_gap
-        self._stop_words: dict[str, frozenset[str]] = {}
-
-    def target_stop_words(self, lang: str) -> frozenset[str]:
-        if lang not in self._stop_words:
-            try:
-                self._stop_words[lang] = stop_words(lang)
-            except ValueError:  # a code no tokeniser table knows: punctuation is still caught
-                self._stop_words[lang] = frozenset()
-        return self._stop_words[lang]
 
     def project(self, pair: TaggedPair, alignment, counts: collections.Counter):
         """Rows of one aligned pair: each span through the alignment; the pair if any span is left.
@@ -245,7 +247,7 @@ class _ProjectingDoFn(TallyingDoFn):
         if not pair.spans:
             return
         projected = []
-        stops = self.target_stop_words(pair.tgt_lang)
+        stops = target_stop_words(pair.tgt_lang)
         for span in pair.spans:
             target = project_span(alignment, span.start, span.end, self.max_gap)
             if isinstance(target, str):
