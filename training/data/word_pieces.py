@@ -30,15 +30,17 @@ import re
 
 from transformers import PreTrainedTokenizerBase
 
+from training.tasks.words import NO_SPACE_RANGES
+
 # Distinct words kept: at ~210 bytes a word (a 10-letter word of 2 pieces, measured) ~55 MB per
 # collator, i.e. per DataLoader worker. When full, only the words of the batch at hand are kept (the
 # ids are the same either way: the cache changes speed, never output).
 DEFAULT_MAX_WORDS = 1 << 18
 
-# Scripts written without spaces between words, and their punctuation: Thai, Lao, Myanmar, Khmer, CJK
-# symbols and punctuation, kana, CJK ideographs, fullwidth forms.
-_UNSPACED = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f"
-_UNSPACED_RE = re.compile(f"[{_UNSPACED}]")
+# Scripts written without spaces between words (the task splitter's table), and the punctuation and
+# fullwidth forms written with them: CJK symbols and punctuation ("、", "。"), fullwidth forms ("（").
+_UNSPACED_RE = re.compile("[%s]" % "".join(
+    f"{chr(lo)}-{chr(hi)}" for lo, hi in (*NO_SPACE_RANGES, (0x3000, 0x303F), (0xFF00, 0xFFEF))))
 
 
 def glued_flags(words: list[str]) -> list[bool] | None:

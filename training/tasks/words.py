@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import unicodedata
 
-# Scripts written without spaces between words (ranges of code points).
-_NO_SPACE_RANGES = (
+# Scripts written without spaces between words (ranges of code points; training/data/word_pieces.py
+# reads them too).
+NO_SPACE_RANGES = (
     (0x0E00, 0x0EFF),  # Thai, Lao
     (0x1000, 0x109F),  # Myanmar
     (0x1780, 0x17FF),  # Khmer
@@ -33,7 +34,7 @@ _NO_SPACE_RANGES = (
 
 def _no_space_script(ch: str) -> bool:
     cp = ord(ch)
-    return any(lo <= cp <= hi for lo, hi in _NO_SPACE_RANGES)
+    return any(lo <= cp <= hi for lo, hi in NO_SPACE_RANGES)
 
 
 def _kind(ch: str) -> str:
