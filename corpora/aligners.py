@@ -24,6 +24,8 @@ import os
 import tempfile
 from collections.abc import Sequence
 
+from corpora.transformers_logging import without_load_report
+
 Alignment = frozenset  # of (src_index, tgt_index), 0-based
 WordPair = tuple[Sequence[str], Sequence[str]]
 
@@ -227,7 +229,8 @@ class SimAlignAligner(WordAligner):
         self.tokenizer = AutoTokenizer.from_pretrained(model)
         if not self.tokenizer.is_fast:
             raise ValueError(f"--aligner_model {model}: needs a fast tokenizer (word_ids) for batched alignment")
-        self.model = AutoModel.from_pretrained(model).to(self.device).eval()
+        with without_load_report():  # the pooler a masked-LM checkpoint lacks is not used here
+            self.model = AutoModel.from_pretrained(model).to(self.device).eval()
         n_layers = self.model.config.num_hidden_layers
         self.layer = default_layer(n_layers) if layer is None else layer
         if not 0 <= self.layer <= n_layers:

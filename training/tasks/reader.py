@@ -12,9 +12,7 @@ Both model kinds have `span_logits(input_ids, attention_mask) -> [B, T, T]` and 
 """
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
 import sys
 from pathlib import Path
 
@@ -22,6 +20,7 @@ import torch
 from torch import nn
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 
+from corpora.transformers_logging import without_load_report
 from training.models.mpmr import MPMRForWAE, SpanExtractor
 from training.remote_code import from_pretrained
 
@@ -88,27 +87,6 @@ def load_reader(path: str, extractor_hidden_size: int = 1024, trust_remote_code:
     if getattr(config, "extractor_hidden_size", None) is not None and config.model_type == "xlm-roberta":
         return load_weights(MPMRForWAE, path)
     return MRCReader(load_weights(AutoModel, path, trust_remote_code), extractor_hidden_size)
-
-
-# ---- loading without transformers' LOAD REPORT ----
-
-class _WithoutLoadReport(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "LOAD REPORT" not in record.getMessage()
-
-
-@contextlib.contextmanager
-def without_load_report():
-    """transformers logs a many-line "LOAD REPORT" table for every checkpoint whose keys differ from
-    the model's, expected or not (a CLISM checkpoint's MLM head, a fresh QA head): 20 tables in one
-    few-shot run. Only that record is dropped; load_weights says in one line what was not expected."""
-    logger = logging.getLogger("transformers.modeling_utils")
-    quiet = _WithoutLoadReport()
-    logger.addFilter(quiet)
-    try:
-        yield
-    finally:
-        logger.removeFilter(quiet)
 
 
 def load_weights(model_class, path, trust_remote_code: bool = False, unused=ENCODER_UNUSED, new=ENCODER_NEW,
