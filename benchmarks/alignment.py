@@ -11,8 +11,9 @@ Files as in ../shared/data/alignment-gold: `src ||| tgt` tokenised by spaces, an
 2003); precision = |A∩P| / |A|, recall = |A∩S| / |S|.
 
 Span projection, the number clism_pairs depends on: spaCy NER on the English side, the informative
-spans of the job, each projected through the aligner's links (min..max, --max_gap) and through the
-gold sure links (min..max, no gap limit). exact = exact matches / spans the gold links project (a
+spans of the job, each projected through the aligner's links (min..max, --max_gap, then the job's
+answer rules of corpora/answer_spans.py: edges trimmed, answers of only stop words rejected) and
+through the gold sure links (min..max, no gap limit). exact = exact matches / spans the gold links project (a
 span the aligner rejects counts as a miss); exact_of_emitted = exact matches / spans the job would
 emit, i.e. the precision of the spans in the output.
 
@@ -87,19 +88,23 @@ def score(predicted, gold) -> dict[str, float]:
     return {"aer": 1 - (a_s + a_p) / (a + s), "precision": a_p / a if a else 0.0, "recall": a_s / s}
 
 
-def span_projection(pairs, predicted, gold, english: str, max_gap: int, spacy_model: str) -> dict[str, float]:
+def span_projection(pairs, predicted, gold, english: str, max_gap: int, spacy_model: str,
+                    target_lang: str | None) -> dict[str, float]:
     from spacy.tokens import Doc
 
+    from corpora.answer_spans import edge_stop_words, trim_answer_edges, uninformative_answer
     from corpora.ner_spans import informative_spans, load_ner_pipeline
     from corpora.words import stop_words
 
     nlp = load_ner_pipeline(spacy_model)
     en_stop = stop_words("en")
+    target_stop = stop_words(target_lang) if target_lang else frozenset()
     flip = english == "second"
     english_words = [(t if flip else s) for s, t in pairs]
     docs = nlp.pipe([Doc(nlp.vocab, words=w) for w in english_words], batch_size=256)
     spans = exact = rejected = 0
-    for words, doc, links, (sure, _) in zip(english_words, docs, predicted, gold):
+    target_side = [(s if flip else t) for s, t in pairs]
+    for words, target_words, doc, links, (sure, _) in zip(english_words, target_side, docs, predicted, gold):
         if flip:  # make English the source of both alignments
             links = {(j, i) for i, j in links}
             sure = {(j, i) for i, j in sure}
@@ -110,11 +115,26 @@ def span_projection(pairs, predicted, gold, english: str, max_gap: int, spacy_mo
                 continue
             spans += 1
             mine = project_span(links, span.start, span.end, max_gap)
+            if not isinstance(mine, str):  # the job's answer rules (clism_pairs' project step)
+                source = words[span.start : span.end + 1]
+                span_links = [(i - span.start, j) for i, j in links if span.start <= i <= span.end]
+                mine = trim_answer_edges(source, target_words, *mine, span_links, span.label, en_stop,
+                                         edge_stop_words(target_lang or "", target_stop))
+                if uninformative_answer(source, target_words[mine[0] : mine[1] + 1], span.label, target_stop):
+                    mine = "target_only_stop_words"
             rejected += isinstance(mine, str)
             exact += mine == reference
     emitted = spans - rejected
     return {"spans": spans, "exact": exact / spans if spans else 0.0, "rejected": rejected / spans if spans else 0.0,
             "exact_of_emitted": exact / emitted if emitted else 0.0}
+
+
+def language_from_name(path: str) -> str | None:
+    """The non-English code of a gold file named as in ../shared (enfr.src-tgt -> fr, roen -> ro)."""
+    stem = Path(path).name.split(".")[0]
+    if len(stem) == 4 and "en" in (stem[:2], stem[2:]):
+        return stem[2:] if stem[:2] == "en" else stem[:2]
+    return None
 
 
 def layer_sweep(aligner, pairs, gold, args) -> dict[str, dict[str, float]]:
@@ -161,6 +181,9 @@ def main(argv=None) -> dict[str, float]:
                         help="which column is English, for span projection (roen: second)")
     parser.add_argument("--max_gap", type=int, default=2, help="as clism_pairs --max_gap")
     parser.add_argument("--spacy_model", default="en_core_web_sm")
+    parser.add_argument("--target_lang", default=None,
+                        help="the other language, for the answer rules' stop words (default: from the file name, "
+                             "enfr -> fr, roen -> ro)")
     parser.add_argument("--no_spans", action="store_true", help="skip the span-projection measure")
     args = parser.parse_args(argv)
 
@@ -205,7 +228,8 @@ def main(argv=None) -> dict[str, float]:
     print(f"{Path(args.pairs).name}: {setting}; {len(pairs)} pairs scored, {trained} aligned in {seconds:.2f}s "
           f"({trained / seconds:.1f} pairs/s; {trained / cpu:.1f} pairs per CPU second, child processes included)")
     if not args.no_spans:
-        spans = span_projection(pairs, predicted, gold, args.english, args.max_gap, args.spacy_model)
+        spans = span_projection(pairs, predicted, gold, args.english, args.max_gap, args.spacy_model,
+                                args.target_lang or language_from_name(args.pairs))
         result.update({f"span_{k}": v for k, v in spans.items()})
         print(f"span projection: {spans['spans']} gold-projectable NER spans, exact={spans['exact']:.3f} "
               f"rejected={spans['rejected']:.3f} exact_of_emitted={spans['exact_of_emitted']:.3f} (max_gap={args.max_gap})")

@@ -28,9 +28,10 @@ from apache_beam.metrics import Metrics
 
 from corpora import parallel
 from corpora.aligners import EflomalAligner, FastAlignAligner, SimAlignAligner, project_span
+from corpora.answer_spans import edge_stop_words, trim_answer_edges, uninformative_answer
 from corpora.ner_spans import NER_CACHE_ENTRIES, CachedNer, Span, informative_spans, load_ner_pipeline
 from corpora.seeding import stable_hash
-from corpora.words import get_tokenizer, is_word_like, stop_words
+from corpora.words import get_tokenizer, stop_words
 from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 
 PROGRESS = logging.getLogger("xlu.progress")
@@ -208,24 +209,6 @@ def clism_row(pair: TaggedPair, projected: list[tuple[Span, int, int]]) -> dict:
     }
 
 
-# spaCy's value labels: their translations are often words that stop lists hold ("today" -> heute,
-# "last year" -> Jahr, "second" -> zweiter in spaCy's German list), so only punctuation and one-character
-# stop words (the particles の, は, に, た of ja, 的, 了 of zh: "February" -> の) disqualify them.
-_VALUE_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})
-
-
-def uninformative_answer(source_words, target_words, label: str, target_stop_words: frozenset[str]) -> bool:
-    """The source side's informative-span rule, applied to the aligned answer: a name aligned to a
-    particle, an article or a comma alone ("Ukip" -> の, "Madrid" -> από, "Bolivia" -> "،"; 5.4% of
-    en-ja spans on real NTREX pairs) is a misalignment, not an answer. A name copied as it is ("Die
-    Zeit" in German, whose stop list holds both words) is one."""
-    if [w.lower() for w in source_words] == [w.lower() for w in target_words]:
-        return False
-    if label in _VALUE_LABELS:
-        return all(not is_word_like(w) or (len(w) == 1 and w.lower() in target_stop_words) for w in target_words)
-    return all(not is_word_like(w) or w.lower() in target_stop_words for w in target_words)
-
-
 @functools.lru_cache(maxsize=None)
 def target_stop_words(lang: str) -> frozenset[str]:
     """stop_words, or none for a code no tokeniser table knows (--pretokenized accepts any): the
@@ -247,16 +230,22 @@ class _ProjectingDoFn(TallyingDoFn):
         if not pair.spans:
             return
         projected = []
-        stops = target_stop_words(pair.tgt_lang)
+        stops, english_stops = target_stop_words(pair.tgt_lang), stop_words("en")
+        edge_stops = edge_stop_words(pair.tgt_lang, stops)
         for span in pair.spans:
             target = project_span(alignment, span.start, span.end, self.max_gap)
             if isinstance(target, str):
                 counts["project", target, lang] += 1
-            elif uninformative_answer(pair.src_words[span.start : span.end + 1], pair.tgt_words[target[0] : target[1] + 1],
-                                      span.label, stops):
+                continue
+            source = pair.src_words[span.start : span.end + 1]
+            links = [(i - span.start, j) for i, j in alignment if span.start <= i <= span.end]
+            trimmed = trim_answer_edges(source, pair.tgt_words, *target, links, span.label, english_stops, edge_stops)
+            if uninformative_answer(source, pair.tgt_words[trimmed[0] : trimmed[1] + 1], span.label, stops):
                 counts["project", "target_only_stop_words", lang] += 1
-            else:
-                projected.append((span, *target))
+                continue
+            if trimmed != target:
+                counts["project", "edges_trimmed", lang] += 1
+            projected.append((span, *trimmed))
         if not projected:
             counts["pairs", "no_span_projected", lang] += 1
             return

@@ -219,7 +219,7 @@ def test_answers_aligned_to_function_words_are_dropped():
     """Real NTREX misalignments: a name whose answer is only a particle, an article or punctuation is
     dropped (project/target_only_stop_words); a value's answer only when it is punctuation, and a name
     copied as it is ("Die Zeit") is kept whatever the stop list says."""
-    from pipelines.clism_transforms import uninformative_answer
+    from corpora.answer_spans import uninformative_answer
 
     ja, de, el = stop_words("ja"), stop_words("de"), stop_words("el")
     assert uninformative_answer(["Ukip"], ["の"], "ORG", ja)
@@ -229,3 +229,36 @@ def test_answers_aligned_to_function_words_are_dropped():
     assert not uninformative_answer(["today"], ["heute"], "DATE", de) and uninformative_answer(["today"], [","], "DATE", de)
     assert uninformative_answer(["February"], ["の"], "DATE", ja) and not uninformative_answer(["February"], ["2", "月"], "DATE", ja)
     assert not uninformative_answer(["Die", "Zeit"], ["Die", "Zeit"], "ORG", de)
+
+
+def _trimmed(source: str, target: str, links, label: str, lang: str) -> str:
+    from corpora.answer_spans import edge_stop_words, trim_answer_edges
+
+    src, tgt = source.split(), target.split()
+    start, end = trim_answer_edges(src, tgt, 0, len(tgt) - 1, links, label, stop_words("en"),
+                                   edge_stop_words(lang, stop_words(lang)))
+    return " ".join(tgt[start : end + 1])
+
+
+def test_answer_edges_drop_what_aligners_attach_to_names():
+    """Real NTREX answers (fast_align): articles, particles and prepositions aligned with a name are
+    trimmed, as are quotes and commas; the answer keeps what the English span has (its "the"), what
+    it copies, a value's words, brackets whose partner is inside, and a stop word that is the only
+    translation of its source word."""
+    assert _trimmed("Ronaldo", "ο Ρονάλτο", [(0, 0), (0, 1)], "PERSON", "el") == "Ρονάλτο"
+    assert _trimmed("Thursday", "am Donnerstag", [(0, 0), (0, 1)], "DATE", "de") == "am Donnerstag"
+    assert _trimmed("Harvard University", "の ハーバード 大学 の", [(0, 0), (0, 1), (1, 2), (1, 3)], "ORG", "ja") == "ハーバード 大学"
+    assert _trimmed("Rosa", "“ 罗莎 ”", [(0, 0), (0, 1), (0, 2)], "PERSON", "zh") == "罗莎"
+    assert _trimmed("35 percent", "35 %", [(0, 0), (1, 1)], "PERCENT", "de") == "35 %"
+    assert _trimmed("tonight", "heute Abend", [(0, 0), (0, 1)], "TIME", "de") == "heute Abend"
+    assert _trimmed("Manatee County", "Manatee County ,", [(0, 0), (1, 1), (1, 2)], "GPE", "th") == "Manatee County"
+    # the source's own article keeps the target's; a copied name keeps its stop words
+    assert _trimmed("the Council", "dem Rat", [(0, 0), (1, 1)], "ORG", "de") == "dem Rat"
+    assert _trimmed("Die Zeit", "Die Zeit", [(0, 0), (1, 1)], "ORG", "de") == "Die Zeit"
+    # a bracket whose partner stays inside is kept
+    assert _trimmed("European Union", "สหภาพ ยุโรป ( European Union )", [(0, 0), (1, 1), (0, 3), (1, 4), (1, 5)],
+                    "ORG", "th") == "สหภาพ ยุโรป ( European Union )"
+    # Lee's only translation is a stop word of Arabic's list: kept; transliterated letters in ar keep theirs
+    assert _trimmed("Berners - Lee", "بيرنرز لي", [(0, 0), (2, 1)], "PERSON", "ar") == "بيرنرز لي"
+    assert _trimmed("CNN", "سي إن إن", [(0, 0), (0, 1), (0, 2)], "ORG", "ar") == "سي إن إن"
+    assert _trimmed("Ronaldo", "Ο", [(0, 0)], "PERSON", "el") == "Ο"  # at least one word is left
