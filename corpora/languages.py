@@ -219,10 +219,13 @@ class WikiLanguage:
 
     @cached_property
     def behaviour_switch_re(self) -> re.Pattern:
-        """English switches are all-caps words; local ones by name (from MediaWiki's tables)."""
-        local = sorted({w[2:-2] for w in self.behaviour_switches if w.startswith("__") and w.endswith("__")} - {""}, key=len, reverse=True)
-        alternatives = [r"[A-Z]+(?:_[A-Z]+)*"] + [re.escape(w) for w in local]
-        return re.compile("__(?:%s)__" % "|".join(alternatives), re.IGNORECASE if local else 0)
+        """Switches by name (MediaWiki's tables, any case, as MediaWiki matches most of them; ja also
+        writes them with fullwidth "＿＿"), and any all-caps word for the extensions' (__DISAMBIG__,
+        __NOGLOBAL__, __EXPECTED_UNCONNECTED_PAGE__). Only all-caps: "__init__" and "__name__" in an
+        article about Python are text."""
+        names = {w.strip("_＿") for w in self.behaviour_switches if w[:2] in ("__", "＿＿")} - {""}
+        alternatives = [r"(?-i:[A-Z]+(?:_[A-Z]+)*)"] + [re.escape(w) for w in sorted(names, key=len, reverse=True)]
+        return re.compile("(?:__|＿＿)(?:%s)(?:__|＿＿)" % "|".join(alternatives), re.IGNORECASE)
 
     def has_disambiguation_switch(self, text: str) -> bool:
         return "__" in text and any(word in text for word in self.disambiguation_magic_words)

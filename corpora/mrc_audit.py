@@ -7,6 +7,7 @@ It reads the rows only (no job internals) and flags each row for every rule it b
   markup             wiki markup in the query or context: [[ ]] {{ }} |, image options (thumb, 250px,
                      and their localised forms from the language table), <tags>, '' quotes, == headings
   empty_brackets     brackets holding nothing but spaces and separators: "( )", "(; ;)", "[ , ]"
+                     ("( )" after an ASCII identifier is code: "printf()")
   glued_numbers      two years run together ("17751783": a dash template dropped between them)
   title_in_query     the entity's title (or its unqualified form) still in the query, compared up to
                      case and, where the language allows, accents (corpora/name_folding.py); a one-word
@@ -47,7 +48,12 @@ _GENERIC_MARKUP = (
     r"\[\[|\]\]|\{\{|\}\}|\||''|==|__[A-Z]{3,}__|&[a-z]+;"
     r"|<\s*/?\s*(?:%s)\b[^<>]*>|<\s*[a-zA-Z][a-zA-Z0-9]*\s+[a-z]+\s*=[^<>]*>|<\s*br\s*/?\s*/\s*>" % _WIKI_TAGS
 )
-_EMPTY_BRACKETS_RE = re.compile(r"[(\[（【]\s*(?:[;,:、，；/–—-]\s*)*[)\]）】]")  # "(...)", "(.)" are text
+# "(...)", "(.)" are text, and so is "( )" or "[ ]" after an ASCII identifier: code written by the
+# author ("printf()", "call[]"), which the parser keeps (a template's residue follows a space, and
+# words joined here lose that difference).
+_EMPTY_BRACKETS_RE = re.compile(
+    r"(?<![A-Za-z0-9_] )(?<![A-Za-z0-9_])[(\[]\s*[)\]]|[(\[（【]\s*(?:[;,:、，；/–—-]\s*)+[)\]）】]|[（【]\s*[)\]）】]"
+)
 _GLUED_YEARS_RE = re.compile(r"^(?:1[0-9]|20)[0-9]{2}(?:1[0-9]|20)[0-9]{2}$")
 
 

@@ -7,7 +7,7 @@ import re
 
 from corpora.languages import WikiLanguage
 from corpora.titles import normalise_title, strip_qualifier
-from corpora.wikitext_lines import HTML_TAG_RE
+from corpora.wikitext_lines import HTML_TAG_RE, URL_START
 from corpora.wikitext_markers import ANCHOR_CLOSE, ANCHOR_INDEX_END, ANCHOR_OPEN, KEPT_SPACE, append_after_cut
 
 # ── 4. internal links ──
@@ -18,6 +18,7 @@ _LINK_SPLIT_RE = re.compile(r"(\[\[|\]\]\](?!\])|\]\])")
 # Characters that make "[[...]]" not a link in MediaWiki (it is shown literally).
 _INVALID_TARGET_RE = re.compile(r"[<>\[\]{}\n]")
 _MULTI_SPACE_RE = re.compile(r" {2,}")
+_URL_TARGET_RE = re.compile(URL_START, re.IGNORECASE)
 
 
 def _prefix_key(prefix: str) -> str:
@@ -85,6 +86,9 @@ def _render_link(body: str, nested: bool, following: str, out: list[str], target
         _render_nested(body, nested, out, targets, language, depth)
         return 0
     written = target.strip()
+    if _URL_TARGET_RE.match(written):  # "[[http://x label]]": an external link in brackets, no article
+        out.append("[" + body + "]")  # the external-link pass keeps its label
+        return 0
     escaped = written.startswith(":")  # "[[:Category:X]]" links to the page instead of tagging
     title = written[1:].lstrip() if escaped else written
     kind = None
