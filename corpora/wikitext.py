@@ -61,6 +61,7 @@ from corpora.wikitext_blocks import (
     drop_templates_and_tables,
     has_disambiguation_template,
 )
+from corpora.wikitext_definition_lists import split_definition_terms
 from corpora.wikitext_lines import decode_entities, render_external_links, render_html_tags, render_lines, render_quotes, tidy
 from corpora.wikitext_links import render_internal_links
 from corpora.wikitext_markers import (
@@ -109,6 +110,7 @@ def parse_wikitext(wikitext: str, lang: str | WikiLanguage) -> ParsedPage:
     text, had_nowiki = drop_comments_and_extension_tags(text)
     is_disambiguation = has_disambiguation_template(text, language)
     text = drop_templates_and_tables(text)
+    text = split_definition_terms(text)
     if "-{" in text and language.code in CONVERTER_LANGS:
         text = convert_language_variants(text)
     text, targets = render_internal_links(text, language)

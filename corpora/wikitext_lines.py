@@ -69,28 +69,12 @@ def _run_on_heading(match: re.Match) -> str:
     return _heading_line(match) + "\n"
 
 
-# ";term : definition" on one line: MediaWiki shows the term and the definition as two blocks, split
-# at the first colon outside a link and outside a URL (13 of the 193 ja excerpt pages write them).
-_DEFINITION_TERM_LINE_RE = re.compile(r"\n[*#:]*;[^\n]*")
-_FIRST_COLON_RE = re.compile(r"(?:\x01[^\x02]*\x02|[a-z][a-z+.-]*://|[^:\x01\n])*?(:)", re.IGNORECASE)
-
-
-def _split_definition_term(match: re.Match) -> str:
-    line = match.group(0)
-    colon = _FIRST_COLON_RE.match(line, line.index(";") + 1)
-    if colon is None:
-        return line
-    return line[: colon.start(1)] + "\n" + line[colon.end(1) :]
-
-
 def render_lines(text: str, language: WikiLanguage) -> str:
     """Headings -> "\\x07<level>text"; list markers, horizontal rules and behaviour switches dropped."""
     if "\n=" in text:
         text = _HEADING_RE.sub(_heading_line, text)
         if "\n==" in text:
             text = _RUN_ON_HEADING_RE.sub(_run_on_heading, text)
-    if "\n;" in text or ";" in text and _DEFINITION_TERM_LINE_RE.search(text):
-        text = _DEFINITION_TERM_LINE_RE.sub(_split_definition_term, text)
     text = _LIST_MARKER_RE.sub("\n", text)
     if "__" in text or "＿＿" in text:
         text = language.behaviour_switch_re.sub("", text)

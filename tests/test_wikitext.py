@@ -679,3 +679,8 @@ def test_definition_term_and_text_are_two_lines():
     page = parse_wikitext(";[[Star Wars: Episode I]]: a film of 1999", "en")
     assert page.text == "Star Wars: Episode I\na film of 1999" and page.anchors == (Anchor(0, 20, "Star Wars: Episode I"),)
     assert parse_wikitext("A line; with a semicolon: the colon stays.", "en").text == "A line; with a semicolon: the colon stays."
+    # not a colon inside a link, a URL, an element or bold text (MediaWiki's definitionLists tests)
+    assert parse_wikitext(";[[Help:FAQ]]:The least-read page", "en").text == "Help:FAQ\nThe least-read page"
+    assert parse_wikitext(";news:alt.wikipedia.rox :Not a real newsgroup", "en").text == "news:alt.wikipedia.rox\nNot a real newsgroup"
+    assert parse_wikitext(";'''1:00''':bar", "en").text == "1:00\nbar"
+    assert parse_wikitext(";one <b>two : tag</b>:def", "en").text == "one two : tag\ndef"
