@@ -218,6 +218,11 @@ class WikiLanguage:
         return re.compile(self.linktrail) if self.linktrail else None
 
     @cached_property
+    def behaviour_switch_marks(self) -> tuple[str, ...]:
+        """What a page must contain to hold a switch: "__", and "＿＿" where the language writes that."""
+        return ("__", "＿＿") if any(w.startswith("＿＿") for w in self.behaviour_switches) else ("__",)
+
+    @cached_property
     def behaviour_switch_re(self) -> re.Pattern:
         """Switches by name (MediaWiki's tables, any case, as MediaWiki matches most of them; ja also
         writes them with fullwidth "＿＿"), and any all-caps word for the extensions' (__DISAMBIG__,

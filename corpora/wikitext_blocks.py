@@ -116,24 +116,27 @@ def has_disambiguation_template(text: str, language: WikiLanguage) -> bool:
 # only tell the kinds apart; spans are the whole match.
 # HTML <table> … </table> (kinds 5 and 6) are tables too: 6 of the 532 Greek and 2 of the 292
 # Vietnamese excerpt pages write one (a periodic table, year grids, bus routes), whose cells would
-# otherwise become lines of prose with hundreds of links.
-_BRACE_TOKEN_RE = re.compile(
-    r"\{(\{+)|\}(\}+)|\n([ \t:]*\{\|)|\n([ \t]*\|\}(?!\}))|<((?i:table)\b)[^<>]*>|<(/(?i:table))\s*>"
-)
+# otherwise become lines of prose with hundreds of links. Only those pages pay for stopping at "<".
+_BRACE_TOKEN_RE = re.compile(r"\{(\{+)|\}(\}+)|\n([ \t:]*\{\|)|\n([ \t]*\|\}(?!\}))")
+_BRACE_OR_HTML_TABLE_TOKEN_RE = re.compile(_BRACE_TOKEN_RE.pattern + r"|<((?i:table)\b)[^<>]*>|<(/(?i:table))\s*>")
+
+
+_HTML_TABLE_OPEN_RE = re.compile(r"<(?i:table)")  # one scan that skips to each "<" (3 `in` tests: 4x slower)
 
 
 def _has_html_table(text: str) -> bool:
-    return "<table" in text or "<TABLE" in text or "<Table" in text
+    return _HTML_TABLE_OPEN_RE.search(text) is not None
 
 
 def drop_templates_and_tables(text: str) -> str:
-    if "{" not in text and "|}" not in text and not _has_html_table(text):
+    html_tables = _has_html_table(text)
+    if "{" not in text and "|}" not in text and not html_tables:
         return text
-    spans = _template_and_table_spans(text)
+    spans = _template_and_table_spans(text, _BRACE_OR_HTML_TABLE_TOKEN_RE if html_tables else _BRACE_TOKEN_RE)
     return _cut_spans(text, spans) if spans else text
 
 
-def _template_and_table_spans(text: str) -> list[tuple[int, int]]:
+def _template_and_table_spans(text: str, tokens: re.Pattern = _BRACE_TOKEN_RE) -> list[tuple[int, int]]:
     """Spans (possibly nested or overlapping) to delete.
 
     Braces are matched as characters: a closing run takes braces from the innermost open run, so a
@@ -147,7 +150,7 @@ def _template_and_table_spans(text: str) -> list[tuple[int, int]]:
     table_depth = 0
     table_start = 0
     html_tables: list[int] = []  # start of each open <table>
-    for match in _BRACE_TOKEN_RE.finditer(text):
+    for match in tokens.finditer(text):
         kind = match.lastindex
         start, end = match.span()
         if kind == 1:

@@ -30,7 +30,8 @@ URL_START = (
 # label stops at "[" too: with "[http://x" repeated and no "]", each try then stops at the next
 # opener instead of scanning to the end of the line (quadratic).
 _EXTERNAL_LINK_RE = re.compile(
-    r"\[%s(?:[^\s\[\]<>\"\x00-\x08\x1f']|'(?!'))*[^\S\n]*([^\[\]\n]*)\]" % URL_START, re.IGNORECASE
+    r"\[%s[^\s\[\]<>\"\x00-\x08\x1f']*(?:'(?!')[^\s\[\]<>\"\x00-\x08\x1f']*)*[^\S\n]*([^\[\]\n]*)\]" % URL_START,
+    re.IGNORECASE,
 )
 
 
@@ -76,7 +77,7 @@ def render_lines(text: str, language: WikiLanguage) -> str:
         if "\n==" in text:
             text = _RUN_ON_HEADING_RE.sub(_run_on_heading, text)
     text = _LIST_MARKER_RE.sub("\n", text)
-    if "__" in text or "＿＿" in text:
+    if any(mark in text for mark in language.behaviour_switch_marks):
         text = language.behaviour_switch_re.sub("", text)
     return text
 

@@ -86,9 +86,6 @@ def _render_link(body: str, nested: bool, following: str, out: list[str], target
         _render_nested(body, nested, out, targets, language, depth)
         return 0
     written = target.strip()
-    if _URL_TARGET_RE.match(written):  # "[[http://x label]]": an external link in brackets, no article
-        out.append("[" + body + "]")  # the external-link pass keeps its label
-        return 0
     escaped = written.startswith(":")  # "[[:Category:X]]" links to the page instead of tagging
     title = written[1:].lstrip() if escaped else written
     kind = None
@@ -100,6 +97,9 @@ def _render_link(body: str, nested: bool, following: str, out: list[str], target
             kind = None
         elif kind in ("file", "category", "lang") and not escaped:
             return 0  # dropped whole, caption and nested links included
+        elif kind is None and _URL_TARGET_RE.match(title):  # "[[http://x label]]": no article;
+            out.append("[" + body + "]")  # an external link in brackets, whose label that pass keeps
+            return 0
         elif kind is None and _looks_like_media(title, label, language):
             return 0  # a file under a namespace name neither siteinfo nor the table knows
     if nested:
