@@ -83,11 +83,8 @@ def trim_answer_edges(source_words: Sequence[str], target_words: Sequence[str], 
 
     On the hand-aligned gold sets with the default aligner (benchmarks/alignment.py), exact matches
     of the answer against the gold links' projection: see docs/clism_pairs.md."""
-    copied = {w.lower() for w in source_words}
-    sources_of: dict[int, set[int]] = {}
-    for i, j in links:
-        sources_of.setdefault(j, set()).add(i)
-    trim_names = label not in VALUE_LABELS
+    trim_names = label not in VALUE_LABELS and bool(target_stop_words)
+    sources_of: dict[int, set[int]] = {}  # filled on the first stop word at an edge
 
     def stray_punctuation(t: int, lo: int, hi: int) -> bool:
         word = target_words[t]
@@ -99,8 +96,11 @@ def trim_answer_edges(source_words: Sequence[str], target_words: Sequence[str], 
 
     def extra_stop_word(t: int, lo: int, hi: int) -> bool:
         word = target_words[t].lower()
-        if not trim_names or word not in target_stop_words or word in copied:
+        if not trim_names or word not in target_stop_words or word in (w.lower() for w in source_words):
             return False
+        if not sources_of:
+            for i, j in links:
+                sources_of.setdefault(j, set()).add(i)
         others = {i for k in range(lo, hi + 1) if k != t for i in sources_of.get(k, ())}
         return sources_of.get(t, set()) <= others
 
