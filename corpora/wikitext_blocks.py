@@ -7,6 +7,7 @@ import re
 
 from corpora.languages import WikiLanguage
 from corpora.wiki_templates import render as render_template
+from corpora.wikitext_lines import decode_entities
 from corpora.wikitext_markers import NOWIKI_EDGE, NOWIKI_PROTECT, append_after_cut
 
 # Extension tags whose content is not text: removed with it, and opaque to template/link matching
@@ -87,6 +88,8 @@ def _iter_opaque(text: str):
                 # two apostrophes typed as a quotation mark, escaped so they do not italicise; they
                 # read as one.
                 content = _NOWIKI_QUOTE_RE.sub('"', content)
+            if "&" in content:  # "<nowiki>&lt;br&gt;</nowiki>" shows "<br>": entities are decoded
+                content = decode_entities(content)  # before the protection hides their ";"
             content = content.translate(NOWIKI_PROTECT)
             replacement = NOWIKI_EDGE + content + NOWIKI_EDGE
         yield start, end, replacement

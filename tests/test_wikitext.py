@@ -684,3 +684,8 @@ def test_definition_term_and_text_are_two_lines():
     assert parse_wikitext(";news:alt.wikipedia.rox :Not a real newsgroup", "en").text == "news:alt.wikipedia.rox\nNot a real newsgroup"
     assert parse_wikitext(";'''1:00''':bar", "en").text == "1:00\nbar"
     assert parse_wikitext(";one <b>two : tag</b>:def", "en").text == "one two : tag\ndef"
+
+
+def test_entities_inside_nowiki_are_decoded():
+    assert parse_wikitext("Write <nowiki>&lt;br&gt;</nowiki> for a break.", "en").text == "Write <br> for a break."
+    assert parse_wikitext("A <nowiki>[[x]] &amp;</nowiki> b", "en").text == "A [[x]] & b"
