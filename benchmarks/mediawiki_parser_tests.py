@@ -16,7 +16,9 @@ A mismatching test is counted under each kind it shows: markup leak (we print te
 not, and it holds wiki or HTML markup), extra text (the same without markup), lost text (MediaWiki
 shows text we drop), anchors; error if the parser raised. --listing writes every mismatching test
 (wikitext, our text, MediaWiki's visible text, the differences) to a file. No network; a few seconds.
-The last line printed is `usable=N text_match=M text_and_anchor_match=K`.
+The last line printed is `usable=N text_match=M text_and_anchor_match=K`. The figures in the README
+are for the files of wikimedia/mediawiki-services-parsoid at 0cd1430c (August 2026), which carries
+synced copies of core's; other versions add and change tests.
 """
 from __future__ import annotations
 
@@ -304,14 +306,17 @@ def write_listing(path: str, mismatches: list[tuple[str, dict]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tests", required=True, type=Path, help="directory of MediaWiki's tests/parser/*.txt")
-    parser.add_argument("--files", nargs="+", default=DEFAULT_FILES, help="test files by name, without .txt")
+    parser.add_argument("--files", nargs="+", default=DEFAULT_FILES,
+                        help="test files by name, without .txt (default: %(default)s)")
     parser.add_argument("--listing", help="write every mismatching test to this file")
     args = parser.parse_args()
 
+    if not args.tests.is_dir():
+        sys.exit(f"--tests {args.tests}: not a directory; give tests/parser/ of a checkout of wikimedia/mediawiki")
     paths = [args.tests / (name.removesuffix(".txt") + ".txt") for name in args.files]
     if not any(path.exists() for path in paths):
-        sys.exit(f"no parser test files in {args.tests}: use tests/parser/ of a checkout of wikimedia/mediawiki"
-                 " (https://github.com/wikimedia/mediawiki)")
+        sys.exit(f"--tests {args.tests}: none of {', '.join(p.name for p in paths)} is there; give tests/parser/"
+                 " of a checkout of wikimedia/mediawiki (https://github.com/wikimedia/mediawiki)")
     for path in paths:
         if not path.exists():
             print(f"skipped {path.stem}: no {path}", file=sys.stderr)
