@@ -2,24 +2,25 @@
 
 A span projected through word alignments runs from the leftmost to the rightmost target word linked
 to the English span. Aligners attach function words and punctuation to the content word beside them
-("Thursday" -> am Donnerstag, "Ronaldo" -> ο Ρονάλτο, "Harvard University" -> の ハーバード 大学 の,
-"Rosa" -> “ 罗莎 ”), so the edges are trimmed before the answer is kept, and an answer with nothing
-left but such words is a misalignment, not an answer (the source side's informative-span rule,
-applied to the target).
+("Ronaldo" -> ο Ρονάλτο, "Thursday" -> am Donnerstag, "Harvard University" -> の ハーバード 大学 の,
+"Rosa" -> “ 罗莎 ”) and miss the last piece of a name written with a middle dot ("Peter Martin" ->
+彼得 · | 马丁), so the edges are repaired before the answer is kept, and an answer with nothing left
+but such words is a misalignment, not an answer (the source side's informative-span rule, applied to
+the target).
 """
 from __future__ import annotations
 
+import functools
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
-from corpora.words import is_word_like
+from corpora.words import is_word_like, stop_words
 
 # spaCy's value labels: their translations are often words that stop lists hold ("today" -> heute,
-# "last year" -> Jahr, "second" -> zweiter in spaCy's German list; "this year" -> ปี นี้), so for these
-# only punctuation is trimmed, and only punctuation and one-character stop words (the particles の, は,
-# に, た of ja, 的, 了 of zh: "February" -> の) disqualify an answer.
+# "last year" -> Jahr, "second" -> zweiter in spaCy's German list, "six" -> έξι in the Greek one), so
+# a value loses, and is disqualified by, only short function words (AnswerWords.value_edge_words).
 VALUE_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})
-
 
 # Targets whose tokenisation cuts a transliterated name into syllables or letter names that their stop
 # lists hold: بي بي سي (BBC) and سي إن إن (CNN) in Arabic, มิ เค ล สัน (Mickelson) in Thai, 威洛 比
@@ -28,10 +29,49 @@ VALUE_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDIN
 # fa, ur (Arabic script), lo, km, my (tokenised into syllables as Thai is) and yue are here by analogy.
 NAMES_SPELLED_WITH_STOP_WORDS = frozenset({"ar", "fa", "ur", "th", "lo", "km", "my", "zh", "yue"})
 
+_ENGLISH_ARTICLES = frozenset({"the", "a", "an"})
+# A value's function words are trimmed only beside a number or a day or month name ("cei 100",
+# "am Donnerstag", "din decembrie 2001"): elsewhere they are often part of it ("today" -> i dag,
+# aujourd'hui; "secondly" -> för det andra).
+_CALENDAR_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+_NAME_DOTS = frozenset("·・･‧•")  # between the parts of a transliterated name in zh and ja
 
-def edge_stop_words(lang: str, stop_words: frozenset[str]) -> frozenset[str]:
-    """The stop words trim_answer_edges may drop from a name's answer in `lang`."""
-    return frozenset() if lang.split("-")[0] in NAMES_SPELLED_WITH_STOP_WORDS else stop_words
+
+class AnswerWords(NamedTuple):
+    """The target language's words the answer rules read."""
+
+    stop_words: frozenset[str]  # spaCy's list, lower-cased; none for a code no table knows
+    name_edge_words: frozenset[str]  # what a name's answer may lose at an edge
+    value_edge_words: frozenset[str]  # what a value's may: stop words of 1-3 characters but numbers
+
+
+@functools.lru_cache(maxsize=None)
+def answer_words(lang: str) -> AnswerWords:
+    """Short stop words are articles, prepositions and particles (am, τη, το, の, いる); longer ones
+    and number words (έξι, elf) can be a value's translation, so they stay."""
+    try:
+        stops = stop_words(lang)
+    except ValueError:  # --pretokenized accepts any code: punctuation rules only
+        return AnswerWords(frozenset(), frozenset(), frozenset())
+    if lang.split("-")[0] in NAMES_SPELLED_WITH_STOP_WORDS:
+        return AnswerWords(stops, frozenset(), frozenset())
+    is_number = _number_word_test(lang)
+    return AnswerWords(stops, stops, frozenset(w for w in stops if len(w) <= 3 and not is_number(w)))
+
+
+def _number_word_test(lang: str) -> Callable[[str], bool]:
+    """spaCy's like_num for the language (it knows "elf", "έξι"), or digits only."""
+    try:
+        from spacy.attrs import LIKE_NUM
+        from spacy.util import get_lang_class
+
+        return get_lang_class(lang).Defaults.lex_attr_getters.get(LIKE_NUM) or str.isdigit
+    except Exception:  # noqa: BLE001 - a language spaCy lacks (sw): digits only
+        return str.isdigit
 
 
 # Unicode files these under punctuation (Po), but in an answer they are content: "35 %", "AT&T", "24/7".
@@ -44,72 +84,119 @@ def is_punctuation(word: str) -> bool:
 
 
 def uninformative_answer(source_words: Sequence[str], target_words: Sequence[str], label: str,
-                         target_stop_words: frozenset[str]) -> bool:
+                         words: AnswerWords) -> bool:
     """A name aligned to a particle, an article or a comma alone ("Ukip" -> の, "Madrid" -> από,
-    "Bolivia" -> "،"; 5.4% of en-ja spans on real NTREX pairs). A name copied as it is ("Die Zeit" in
-    German, whose stop list holds both words) is an answer."""
+    "Bolivia" -> "،"; 5.4% of en-ja spans on real NTREX pairs), a value to one-character stop words
+    or short function words ("February" -> の, "all night" -> το). A name copied as it is ("Die
+    Zeit" in German, whose stop list holds both words) is an answer."""
     if [w.lower() for w in source_words] == [w.lower() for w in target_words]:
         return False
     if label in VALUE_LABELS:
-        return all(not is_word_like(w) or (len(w) == 1 and w.lower() in target_stop_words) for w in target_words)
-    return all(not is_word_like(w) or w.lower() in target_stop_words for w in target_words)
+        content = [w.lower() for w in target_words if is_word_like(w)]
+        if len(content) == 1 and content[0] in words.value_edge_words:
+            return True  # one article or preposition ("all night" -> το); "today" -> i dag is two words
+        return all(len(w) == 1 and w in words.stop_words for w in content)
+    return all(not is_word_like(w) or w.lower() in words.stop_words for w in target_words)
 
 
-# Brackets and quotes, each with the marks that close or open it ("“" closes „ in German, opens ” elsewhere).
-_PAIRS = ("()", "[]", "{}", "（）", "［］", "【】", "《》", "〈〉", "「」", "『』", "“”", "„“", "‘’", "«»", "»«", "‹›",
-          '""', "''", "＂＂")
-_PARTNERS: dict[str, set[str]] = {}
-for _open, _close in _PAIRS:
-    _PARTNERS.setdefault(_open, set()).add(_close)
-    _PARTNERS.setdefault(_close, set()).add(_open)
+# Brackets and quotes by what closes them ("„" is closed by "“" in German; "»" by "«" there too).
+_CLOSER_OF = {"(": ")", "[": "]", "{": "}", "（": "）", "［": "］", "【": "】", "《": "》", "〈": "〉", "「": "」",
+              "『": "』", "“": "”", "„": "“", "‘": "’", "«": "»", "»": "«", "‹": "›"}
+_SELF_CLOSING = frozenset('"\'＂')
+
+
+def _partner_index(words: Sequence[str], position: int) -> int | None:
+    """Index of the word holding the partner of the bracket or quote in words[position], or None
+    when it has none in `words` ("“ 退欧 ” 意味着 “": the first “ pairs with ”, the last with nothing)."""
+    stack: list[tuple[str, int]] = []  # (the mark that would close it, index of the opening word)
+    partner: dict[int, int] = {}
+    for k, word in enumerate(words):
+        quotes_count = is_punctuation(word)  # "'" inside a word ("'s", aujourd'hui) is an apostrophe
+        for ch in word:
+            if stack and ch == stack[-1][0] and (quotes_count or ch not in _SELF_CLOSING):
+                opened = stack.pop()[1]
+                partner[opened], partner[k] = k, opened
+            elif ch in _CLOSER_OF:
+                stack.append((_CLOSER_OF[ch], k))
+            elif ch in _SELF_CLOSING and quotes_count:
+                stack.append((ch, k))
+    return partner.get(position)
 
 
 def trim_answer_edges(source_words: Sequence[str], target_words: Sequence[str], start: int, end: int,
                       links: Iterable[tuple[int, int]], label: str, source_stop_words: frozenset[str],
-                      target_stop_words: frozenset[str]) -> tuple[int, int]:
-    """(start, end), inclusive, with the edge words that do not belong to the answer dropped.
+                      words: AnswerWords) -> tuple[int, int]:
+    """(start, end), inclusive, with the answer's edges repaired. `links` are the alignment's (source
+    index within the span, target index) pairs.
 
-    `links` are the alignment's (source index within the span, target index) pairs;
-    `target_stop_words` those of edge_stop_words. Dropped:
-    - punctuation ("“ 罗莎 ”" -> 罗莎, "Manatee ," -> Manatee), but not a bracket or quote whose
-      partner stays inside the answer ("สหภาพ ยุโรป (European Union )" keeps both brackets);
-    - for names, a target stop word not copied from the source, when the English span's own edge
-      word is content ("the U.N. Security Council" -> dem UN-Sicherheitsrat keeps its article, as the
-      source does) and every source word it is aligned to has another target word in the answer.
-      So "Ronaldo" -> ο Ρονάλτο loses ο, but "Berners-Lee" -> بيرنرز لي keeps لي, Lee's only
-      translation (a transliterated syllable that Arabic's stop list happens to hold).
-    Values keep their stop words ("tonight" -> heute Abend, "this year" -> ปี นี้). At least one word
-    is always left.
-
-    On the hand-aligned gold sets with the default aligner (benchmarks/alignment.py), exact matches
-    of the answer against the gold links' projection: see docs/clism_pairs.md."""
-    trim_names = label not in VALUE_LABELS and bool(target_stop_words)
+    - A name of several English words ends at a middle dot of zh or ja only when the dot ends the
+      sentence's name too: otherwise the next piece joins ("Peter Martin" -> 彼得 · 马丁, not 彼得 ·).
+    - Punctuation is dropped ("“ 罗莎 ”" -> 罗莎, "Manatee ," -> Manatee), but not a bracket or quote
+      whose partner is inside the answer ("สหภาพ ยุโรป (European Union )" keeps both brackets).
+    - A target stop word (a short function word for values: AnswerWords) is dropped when it is not
+      copied from the source, the English span's own edge word is content ("the U.N. Security
+      Council" -> dem UN-Sicherheitsrat keeps its article, as the source does; "May" and "Will" in a
+      name are content), and what it is aligned to is translated by the rest of the answer or is
+      only English function words. So "Ronaldo" -> ο Ρονάλτο loses ο, "The Boston Globe" -> ボストン
+      グローブ は loses は, "Thursday" -> am Donnerstag loses am, but "Berners-Lee" -> بيرنرز لي keeps
+      لي, Lee's only translation, and "tonight" -> heute Abend keeps heute (five letters).
+    At least one word is always left."""
+    is_value = label in VALUE_LABELS
+    edge_words = words.name_edge_words
+    if is_value:
+        beside_number = any(ch.isdigit() for k in range(start, end + 1) for ch in target_words[k])
+        calendar = any(w.lower().rstrip(".") in _CALENDAR_WORDS for w in source_words)
+        edge_words = words.value_edge_words if beside_number or calendar else frozenset()
+    if not is_value:
+        start, end = _join_dotted_name(source_words, target_words, start, end)
     sources_of: dict[int, set[int]] = {}  # filled on the first stop word at an edge
 
     def stray_punctuation(t: int, lo: int, hi: int) -> bool:
-        word = target_words[t]
-        if not is_punctuation(word):
+        if not is_punctuation(target_words[t]):
             return False
-        partners = set().union(*(_PARTNERS.get(ch, ()) for ch in word))
-        inside = (target_words[k] for k in range(lo + 1, hi))  # strictly between the two edges
-        return not partners or not any(ch in partners for w in inside for ch in w)
+        partner = _partner_index(target_words[lo : hi + 1], t - lo)
+        return partner is None or partner in (0, hi - lo)  # unpaired, or the pair encloses the answer
 
     def extra_stop_word(t: int, lo: int, hi: int) -> bool:
         word = target_words[t].lower()
-        if not trim_names or word not in target_stop_words or word in (w.lower() for w in source_words):
+        if word not in edge_words or word in (w.lower() for w in source_words):
             return False
         if not sources_of:
             for i, j in links:
                 sources_of.setdefault(j, set()).add(i)
+        aligned = sources_of.get(t, set())
         others = {i for k in range(lo, hi + 1) if k != t for i in sources_of.get(k, ())}
-        return sources_of.get(t, set()) <= others
+        return aligned <= others or all(source_words[i].lower() in source_stop_words for i in aligned)
 
     def is_content(word: str) -> bool:
-        return is_word_like(word) and word.lower() not in source_stop_words
+        if not is_word_like(word):
+            return False
+        lowered = word.lower()
+        return lowered not in source_stop_words or (not is_value and word[0].isupper() and lowered not in _ENGLISH_ARTICLES)
 
     first_is_content, last_is_content = is_content(source_words[0]), is_content(source_words[-1])
     while start < end and (stray_punctuation(start, start, end) or first_is_content and extra_stop_word(start, start, end)):
         start += 1
     while end > start and (stray_punctuation(end, start, end) or last_is_content and extra_stop_word(end, start, end)):
         end -= 1
+    return start, end
+
+
+def _join_dotted_name(source_words: Sequence[str], target_words: Sequence[str], start: int, end: int) -> tuple[int, int]:
+    """Extend the answer over "· piece" while it has fewer pieces than the English name has words."""
+    wanted = sum(1 for w in source_words if is_word_like(w))
+    pieces = 1 + sum(1 for k in range(start + 1, end) if target_words[k] in _NAME_DOTS)
+    last = len(target_words) - 1
+    while pieces < wanted:
+        if target_words[end] in _NAME_DOTS and end < last and is_word_like(target_words[end + 1]):
+            end += 1
+        elif end + 2 <= last and target_words[end + 1] in _NAME_DOTS and is_word_like(target_words[end + 2]):
+            end += 2
+        elif target_words[start] in _NAME_DOTS and start > 0 and is_word_like(target_words[start - 1]):
+            start -= 1
+        elif start >= 2 and target_words[start - 1] in _NAME_DOTS and is_word_like(target_words[start - 2]):
+            start -= 2
+        else:
+            break
+        pieces += 1
     return start, end

@@ -17,7 +17,6 @@ Inside a batch a pair is a plain tuple (see `tagged_to_wire`), which Beam's code
 from __future__ import annotations
 
 import collections
-import functools
 import logging
 import posixpath
 from typing import NamedTuple
@@ -28,7 +27,7 @@ from apache_beam.metrics import Metrics
 
 from corpora import parallel
 from corpora.aligners import EflomalAligner, FastAlignAligner, SimAlignAligner, project_span
-from corpora.answer_spans import edge_stop_words, trim_answer_edges, uninformative_answer
+from corpora.answer_spans import answer_words, trim_answer_edges, uninformative_answer
 from corpora.ner_spans import NER_CACHE_ENTRIES, CachedNer, Span, informative_spans, load_ner_pipeline
 from corpora.seeding import stable_hash
 from corpora.words import get_tokenizer, stop_words
@@ -209,16 +208,6 @@ def clism_row(pair: TaggedPair, projected: list[tuple[Span, int, int]]) -> dict:
     }
 
 
-@functools.lru_cache(maxsize=None)
-def target_stop_words(lang: str) -> frozenset[str]:
-    """stop_words, or none for a code no tokeniser table knows (--pretokenized accepts any): the
-    answer rule then still catches punctuation. Cached, as stop_words is: it raises on every call."""
-    try:
-        return stop_words(lang)
-    except ValueError:
-        return frozenset()
-
-
 class _ProjectingDoFn(TallyingDoFn):
     def __init__(self, max_gap: int):
         self.max_gap = max_gap
@@ -230,8 +219,7 @@ class _ProjectingDoFn(TallyingDoFn):
         if not pair.spans:
             return
         projected = []
-        stops, english_stops = target_stop_words(pair.tgt_lang), stop_words("en")
-        edge_stops = edge_stop_words(pair.tgt_lang, stops)
+        words, english_stops = answer_words(pair.tgt_lang), stop_words("en")
         for span in pair.spans:
             target = project_span(alignment, span.start, span.end, self.max_gap)
             if isinstance(target, str):
@@ -239,8 +227,8 @@ class _ProjectingDoFn(TallyingDoFn):
                 continue
             source = pair.src_words[span.start : span.end + 1]
             links = [(i - span.start, j) for i, j in alignment if span.start <= i <= span.end]
-            trimmed = trim_answer_edges(source, pair.tgt_words, *target, links, span.label, english_stops, edge_stops)
-            if uninformative_answer(source, pair.tgt_words[trimmed[0] : trimmed[1] + 1], span.label, stops):
+            trimmed = trim_answer_edges(source, pair.tgt_words, *target, links, span.label, english_stops, words)
+            if uninformative_answer(source, pair.tgt_words[trimmed[0] : trimmed[1] + 1], span.label, words):
                 counts["project", "target_only_stop_words", lang] += 1
                 continue
             if trimmed != target:

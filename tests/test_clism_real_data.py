@@ -55,8 +55,8 @@ def test_gold_run_usage_message_for_romanian_without_pretokenized(tmp_path):
 
 def test_gold_run_answers_match_the_hand_aligned_projection(gold_run):
     """The job's answers (aligned span, edges trimmed) against the span the hand-made sure links
-    project, on en-fr: exact for 74.3% of the emitted spans that the gold links project (67.5%
-    without the edge trimming of corpora/answer_spans.py, which drops "la" of "la Chambre")."""
+    project, on en-fr: exact for 75.0% of the emitted spans that the gold links project (67.5%
+    without the edge repairs of corpora/answer_spans.py, which drop "la" of "la Chambre")."""
     from corpora.aligners import project_span
 
     out, stats = gold_run
