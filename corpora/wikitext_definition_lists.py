@@ -29,11 +29,11 @@ def split_definition_terms(text: str) -> str:
 
 def _split_line(match: re.Match) -> str:
     line = match.group(0)
-    colon = term_colon(line, line.index(";") + 1)
+    colon = _term_colon(line, line.index(";") + 1)
     return line if colon < 0 else line[:colon] + "\n" + line[colon + 1 :]
 
 
-def term_colon(line: str, start: int) -> int:
+def _term_colon(line: str, start: int) -> int:
     """Index of the colon that ends the term, or -1."""
     links = elements = 0
     in_external = italic = bold = False
