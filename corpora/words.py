@@ -245,10 +245,35 @@ def _build_th() -> WordTokenizer:
     # newmm-safe is newmm with a bounded fallback for long runs of ambiguous text, where plain newmm
     # can take very long; on ordinary text the output is the same.
     def segment(text: str) -> list[str]:
-        return word_tokenize(text, engine="newmm-safe", keep_whitespace=False)
+        return _split_edge_marks(word_tokenize(text, engine="newmm-safe", keep_whitespace=False))
 
     segment("ทดสอบ")  # builds the dictionary trie now (~0.5 s), not inside the first window
     return _FunctionTokenizer("th", False, segment)
+
+
+# newmm leaves brackets and double quotes on the Latin words and numbers of Thai text ("(NRCC)",
+# '"Trump"', "(3.6"), where every other tokeniser here splits them off: a word then never equals the
+# same word elsewhere (an anchor, an aligned English word). Apostrophes stay ("'s").
+_OPENING_MARKS = frozenset('([{"“«「『（［｛')
+_CLOSING_MARKS = frozenset(')]}"”»」』）］｝')
+
+
+def _split_edge_marks(tokens: list[str]) -> list[str]:
+    out: list[str] = []
+    for token in tokens:
+        if len(token) < 2 or (token[0] not in _OPENING_MARKS and token[-1] not in _CLOSING_MARKS):
+            out.append(token)
+            continue
+        start, end = 0, len(token)
+        while start < end and token[start] in _OPENING_MARKS:
+            start += 1
+        while end > start and token[end - 1] in _CLOSING_MARKS:
+            end -= 1
+        out.extend(token[:start])
+        if start < end:
+            out.append(token[start:end])
+        out.extend(token[end:])
+    return out
 
 
 def _build_sw() -> WordTokenizer:
