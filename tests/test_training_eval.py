@@ -26,7 +26,8 @@ pytest.importorskip("sentencepiece")
 from pipelines import wiki_mrc
 from training import evaluation, run
 from training.data import list_shards
-from training.evaluation import OVERALL, Tally, roc_auc, tally_mpmr, tally_rtd, word_span_f1
+from training.eval_tally import OVERALL, Tally, roc_auc, word_span_f1
+from training.evaluation import tally_mpmr, tally_rtd
 from training.models.mpmr import MPMRForWAE
 from training.recipes.mpmr import CONFIGS
 from training.registry import get_spec

@@ -23,103 +23,22 @@ added before any division, so the numbers are those of one process on all the ba
 from __future__ import annotations
 
 import hashlib
-import math
-from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from collections import defaultdict
 from pathlib import Path
 
 import torch
-import torch.distributed as dist
 import torch.nn.functional as F
 
 from corpora.schemas import XY_MRTD_SCHEMA, XY_TRTD_SCHEMA, XY_TRTD_SCHEMA_V1
 from training.data import check_shards, read_metadata, read_row_group
+from training.eval_tally import OVERALL, Tally, f1_from_counts, gather, ratio, roc_auc, word_span_f1
 from training.run_setup import autocast_for
 
 DECODING_THRESHOLD = 0.5  # sigmoid(S) > 0.5, i.e. logit > 0: training.finetune's --threshold default
-OVERALL = "all"
 
 
 class EvalDataError(ValueError):
     """Held-out data asked for but missing or unusable: one line naming the flag."""
-
-
-# ---- tallies: sums and counts that ranks add up before dividing ----
-
-@dataclass
-class Tally:
-    sums: Counter = field(default_factory=Counter)  # (group, name) -> sum
-    scores: list = field(default_factory=list)  # (group, score, label) for the AUC
-
-    def add(self, group: str, **values: float) -> None:
-        for g in (OVERALL, group):
-            for name, value in values.items():
-                self.sums[(g, name)] += float(value)
-
-    def score(self, group: str, score: float, label: bool) -> None:
-        self.scores.append((group, float(score), bool(label)))
-
-    def merge(self, other: Tally) -> None:
-        self.sums.update(other.sums)
-        self.scores.extend(other.scores)
-
-    def groups(self) -> list[str]:
-        return [OVERALL, *sorted({g for g, _ in self.sums} - {OVERALL})]
-
-
-def gather(tally: Tally, world: int) -> Tally:
-    """Every rank's tally added up (all ranks get the sum)."""
-    if world == 1:
-        return tally
-    parts: list = [None] * world
-    dist.all_gather_object(parts, (dict(tally.sums), tally.scores))
-    total = Tally()
-    for sums, scores in parts:
-        total.merge(Tally(Counter(sums), scores))
-    return total
-
-
-def ratio(numerator: float, denominator: float) -> float:
-    return numerator / denominator if denominator else float("nan")
-
-
-def roc_auc(scores: list[float], labels: list[bool]) -> float:
-    """P(score of a positive > score of a negative), ties counted half (Mann–Whitney U); NaN without
-    both classes."""
-    positives = sum(labels)
-    negatives = len(labels) - positives
-    if not positives or not negatives:
-        return float("nan")
-    order = sorted(range(len(scores)), key=lambda k: scores[k])
-    rank_sum, k = 0.0, 0
-    while k < len(order):  # average ranks over ties
-        end = k
-        while end + 1 < len(order) and scores[order[end + 1]] == scores[order[k]]:
-            end += 1
-        average = (k + end) / 2 + 1
-        rank_sum += sum(average for m in range(k, end + 1) if labels[order[m]])
-        k = end + 1
-    return (rank_sum - positives * (positives + 1) / 2) / (positives * negatives)
-
-
-def f1_from_counts(true_positive: float, predicted: float, actual: float) -> float:
-    """F1 = 2TP / (predicted + actual): the harmonic mean of precision and recall where both are
-    defined, and 0 where nothing is predicted but something was to be found (precision is then 0/0,
-    and a harmonic mean through it would be NaN: an untrained discriminator that flags nothing scored
-    NaN, so no pass was ever better, and best/ was never written). NaN only with nothing on either side."""
-    return 2 * true_positive / (predicted + actual) if predicted + actual else float("nan")
-
-
-def word_span_f1(predicted: tuple[int, int] | None, gold: tuple[int, int]) -> float:
-    """SQuAD's token F1 between two word spans (inclusive offsets), counted on word positions."""
-    if predicted is None:
-        return 0.0
-    overlap = min(predicted[1], gold[1]) - max(predicted[0], gold[0]) + 1
-    if overlap <= 0:
-        return 0.0
-    precision = overlap / (predicted[1] - predicted[0] + 1)
-    recall = overlap / (gold[1] - gold[0] + 1)
-    return 2 * precision * recall / (precision + recall)
 
 
 # ---- held-out data ----
@@ -362,10 +281,6 @@ class XYLentEvaluator:
 EVALUATORS = {"mpmr": MPMREvaluator, "clism": CLISMEvaluator, "xylent": XYLentEvaluator}
 
 
-def lower_is_better(metric: str) -> bool:
-    return metric.endswith("loss")
-
-
 def check_select_by(model_name: str, metric: str, downstream: list[str] = ()) -> None:
     """`downstream`: the run's downstream metric names (training/downstream.py), selectable too."""
     names = EVALUATORS[model_name].metrics
@@ -422,32 +337,3 @@ class HeldOut:
             for name, value in self.evaluator.summarize(total, group).items():
                 out[name if group == OVERALL else f"{name}/{group}"] = value
         return out, self.evaluator.rows_evaluated(total)
-
-
-def is_better(value: float, best: float | None, metric: str) -> bool:
-    if not math.isfinite(value):
-        return False
-    if best is None:
-        return True
-    return value < best if lower_is_better(metric) else value > best
-
-
-class Selection:
-    """`--select_by METRIC`: the best value seen so far and its step (kept in checkpoints, so that a
-    resumed run compares against the same best)."""
-
-    def __init__(self, metric: str, best: dict | None = None):
-        self.metric = metric
-        self.best = best if best and best.get("metric") == metric else None
-
-    def rule(self) -> str:
-        source = "downstream" if self.metric.startswith("downstream") else "held-out"
-        return f"{'lowest' if lower_is_better(self.metric) else 'highest'} {source} {self.metric}"
-
-    def consider(self, step: int, results: dict[str, float]) -> bool:
-        """True when this step's value beats the best (strictly: the earliest of equal values stays)."""
-        value = results.get(self.metric, float("nan"))
-        if not is_better(value, self.best["value"] if self.best else None, self.metric):
-            return False
-        self.best = {"metric": self.metric, "value": float(value), "step": step}
-        return True

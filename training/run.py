@@ -27,6 +27,7 @@ import torch.distributed as dist
 
 from corpora.schemas import SchemaMismatch
 from training import checkpoint, evaluation, run_folder
+from training.checkpoint_selection import Selection
 from training.config import TrainConfig
 from training.data import DataError, make_loader
 from training.downstream import Downstream, DownstreamError, metric_names, parse_downstream
@@ -246,7 +247,7 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     held_out, selection = None, None
     downstream = Downstream(downstream_tasks, out / "downstream", args.device) if downstream_tasks else None
     if eval_files is not None or downstream is not None:
-        selection = evaluation.Selection(select_by, state.get("best") if state else None)
+        selection = Selection(select_by, state.get("best") if state else None)
     if eval_files is not None:
         held_out = evaluation.HeldOut(args.model, spec, cfg, tokenizer, *eval_files, rank, world, device)
         if is_main:
