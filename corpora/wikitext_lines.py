@@ -340,8 +340,23 @@ def render_external_links(text: str) -> str:
     return _EXTERNAL_LINK_RE.sub(_external_link_label, text)
 
 
+# "<h2>Early life</h2>" is a heading as "== Early life ==" is: written as one, so that render_lines
+# marks it and its line goes (and a tail section under it) like any other heading.
+_HTML_HEADING_RE = re.compile(r"<h([1-6])\b[^<>]*>[ \t]*([^\n<]*(?:<(?!/h\1)[^\n<]*)*?)[ \t]*</h\1\s*>", re.IGNORECASE)
+
+
+_HTML_HEADING_OPEN_RE = re.compile(r"<[hH][1-6]")
+
+
+def _html_heading(match: re.Match) -> str:
+    marks = "=" * int(match.group(1))
+    return "\n%s %s %s\n" % (marks, match.group(2), marks)
+
+
 def render_html_tags(text: str) -> str:
-    """Block tags become a line break, <br> a space; inline tags go."""
+    """HTML headings become wiki headings; block tags a line break, <br> a space; inline tags go."""
+    if _HTML_HEADING_OPEN_RE.search(text):
+        text = _HTML_HEADING_RE.sub(_html_heading, text)
     return HTML_TAG_RE.sub(_html_tag_replacement, text)
 
 

@@ -689,3 +689,10 @@ def test_definition_term_and_text_are_two_lines():
 def test_entities_inside_nowiki_are_decoded():
     assert parse_wikitext("Write <nowiki>&lt;br&gt;</nowiki> for a break.", "en").text == "Write <br> for a break."
     assert parse_wikitext("A <nowiki>[[x]] &amp;</nowiki> b", "en").text == "A [[x]] & b"
+
+
+def test_html_headings_are_headings():
+    """"<h2>…</h2>" goes as "== … ==" does, and a tail section under it with it."""
+    assert parse_wikitext("Intro text here.\n<h2>Early life</h2>\nHe was born.", "en").text == "Intro text here.\nHe was born."
+    page = parse_wikitext("Text.\n<h2 id=x>See <i>also</i></h2>\nLink list here\n== History ==\nMore text.", "en")
+    assert page.text == "Text.\nMore text."
