@@ -127,10 +127,13 @@ def trim_answer_edges(source_words: Sequence[str], target_words: Sequence[str], 
                       links: Iterable[tuple[int, int]], label: str, source_stop_words: frozenset[str],
                       words: AnswerWords) -> tuple[int, int]:
     """(start, end), inclusive, with the answer's edges repaired. `links` are the alignment's (source
-    index within the span, target index) pairs.
+    index relative to the span's first word, target index) pairs (those of words outside the span
+    are ignored).
 
     - A name of several English words ends at a middle dot of zh or ja only when the dot ends the
-      sentence's name too: otherwise the next piece joins ("Peter Martin" -> 彼得 · 马丁, not 彼得 ·).
+      sentence's name too: otherwise the next piece joins ("Peter Martin" -> 彼得 · 马丁, not 彼得 ·),
+      first on the side whose English word is missing (_join_dotted_name).
+    - A bracket just outside that pairs with one inside joins ("ยุโรป ( EU" -> "ยุโรป ( EU )").
     - Punctuation is dropped ("“ 罗莎 ”" -> 罗莎, "Manatee ," -> Manatee), but not a bracket or quote
       whose partner is inside the answer ("สหภาพ ยุโรป (European Union )" keeps both brackets).
     - A target stop word (a short function word for values: AnswerWords) is dropped when it is not
@@ -147,8 +150,11 @@ def trim_answer_edges(source_words: Sequence[str], target_words: Sequence[str], 
         beside_number = any(ch.isdigit() for k in range(start, end + 1) for ch in target_words[k])
         calendar = any(w.lower().rstrip(".") in _CALENDAR_WORDS for w in source_words)
         edge_words = words.value_edge_words if beside_number or calendar else frozenset()
+    links = list(links)
     if not is_value:
-        start, end = _join_dotted_name(source_words, target_words, start, end)
+        start, end = _join_dotted_name(source_words, target_words, start, end, links)
+    start, end = _close_brackets(target_words, start, end)
+    links = [(i, j) for i, j in links if 0 <= i < len(source_words)]
     sources_of: dict[int, set[int]] = {}  # filled on the first stop word at an edge
 
     def stray_punctuation(t: int, lo: int, hi: int) -> bool:
@@ -182,21 +188,59 @@ def trim_answer_edges(source_words: Sequence[str], target_words: Sequence[str], 
     return start, end
 
 
-def _join_dotted_name(source_words: Sequence[str], target_words: Sequence[str], start: int, end: int) -> tuple[int, int]:
-    """Extend the answer over "· piece" while it has fewer pieces than the English name has words."""
-    wanted = sum(1 for w in source_words if is_word_like(w))
+def _join_dotted_name(source_words: Sequence[str], target_words: Sequence[str], start: int, end: int,
+                      links: list[tuple[int, int]]) -> tuple[int, int]:
+    """Extend the answer over "· piece" while it has fewer pieces than the English name has words:
+    only an answer that already holds a word (not a lone dot), and first on the side whose English
+    word has no translation in the answer yet ("Roy Keane" -> ロイ ・ キーン, not キーン 氏 、 グスタボ).
+    Blocking a piece that other English names are aligned to was tried and left: the statistical
+    aligner links the right piece to other names as often as the wrong one (real NTREX ja and zh)."""
+    if not any(is_word_like(target_words[k]) and target_words[k] not in _NAME_DOTS for k in range(start, end + 1)):
+        return start, end
+    covered = {i for i, j in links if 0 <= i < len(source_words) and start <= j <= end
+               and is_word_like(target_words[j]) and target_words[j] not in _NAME_DOTS}
+    content = [i for i, w in enumerate(source_words) if is_word_like(w)]
+    wanted = len(content)
+    left_first = bool(content) and content[0] not in covered and content[-1] in covered
     pieces = 1 + sum(1 for k in range(start + 1, end) if target_words[k] in _NAME_DOTS)
     last = len(target_words) - 1
-    while pieces < wanted:
-        if target_words[end] in _NAME_DOTS and end < last and is_word_like(target_words[end + 1]):
+
+    def free_piece(k: int) -> bool:
+        return 0 <= k <= last and is_word_like(target_words[k]) and target_words[k] not in _NAME_DOTS
+
+    def extend_right() -> bool:
+        nonlocal end
+        if target_words[end] in _NAME_DOTS and free_piece(end + 1):
             end += 1
-        elif end + 2 <= last and target_words[end + 1] in _NAME_DOTS and is_word_like(target_words[end + 2]):
+        elif end + 2 <= last and target_words[end + 1] in _NAME_DOTS and free_piece(end + 2):
             end += 2
-        elif target_words[start] in _NAME_DOTS and start > 0 and is_word_like(target_words[start - 1]):
+        else:
+            return False
+        return True
+
+    def extend_left() -> bool:
+        nonlocal start
+        if target_words[start] in _NAME_DOTS and free_piece(start - 1):
             start -= 1
-        elif start >= 2 and target_words[start - 1] in _NAME_DOTS and is_word_like(target_words[start - 2]):
+        elif start >= 2 and target_words[start - 1] in _NAME_DOTS and free_piece(start - 2):
             start -= 2
         else:
-            break
+            return False
+        return True
+
+    sides = (extend_left, extend_right) if left_first else (extend_right, extend_left)
+    while pieces < wanted and (sides[0]() or sides[1]()):
         pieces += 1
+    return start, end
+
+
+def _close_brackets(target_words: Sequence[str], start: int, end: int) -> tuple[int, int]:
+    """Take in the bracket just outside the answer that closes (or opens) one inside it: the aligner
+    leaves the bracket unaligned ("สหภาพ ยุโรป ( EU" -> "สหภาพ ยุโรป ( EU )")."""
+    if end + 1 < len(target_words) and is_punctuation(target_words[end + 1]) \
+            and _partner_index(target_words[start : end + 2], end + 1 - start) is not None:
+        end += 1
+    if start > 0 and is_punctuation(target_words[start - 1]) \
+            and _partner_index(target_words[start - 1 : end + 1], 0) is not None:
+        start -= 1
     return start, end

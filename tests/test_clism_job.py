@@ -285,3 +285,21 @@ def test_names_written_with_a_middle_dot_are_not_cut_at_it():
     assert _answer("Rory McIlroy", "罗里 · 麦克罗伊 赢", 0, 0, "PERSON", "zh") == "罗里 · 麦克罗伊"
     assert _answer("Thomas Bjorn", "トーマス ・ ビョルン は", 0, 1, "PERSON", "ja") == "トーマス ・ ビョルン"
     assert _answer("Brett", "布雷特 · 卡瓦诺", 0, 1, "PERSON", "zh") == "布雷特"  # one English word: one piece
+
+
+def test_a_dotted_name_grows_on_its_missing_side_and_brackets_close():
+    from corpora.answer_spans import answer_words, trim_answer_edges
+
+    def answer(source, target, start, end, links, label, lang):
+        tgt = target.split()
+        s, e = trim_answer_edges(source.split(), tgt, start, end, links, label, stop_words("en"), answer_words(lang))
+        return " ".join(tgt[s : e + 1])
+
+    # real NTREX "Roy Keane": the aligner covered キーン and strayed right; Roy's piece is on the left
+    assert answer("Roy Keane", "ロイ ・ キーン 氏 、 グスタボ ・ ポジェ", 2, 5, [(1, 2), (1, 5)], "PERSON", "ja") == \
+        "ロイ ・ キーン 氏 、 グスタボ"
+    # the missing English word is the first: the piece on the left joins
+    assert answer("Peter Martin", "彼得 · 马丁", 2, 2, [(1, 2)], "PERSON", "zh") == "彼得 · 马丁"
+    # a lone dot is no answer to grow
+    assert answer("John Street", "· 街", 0, 0, [(0, 0)], "PERSON", "zh") == "·"
+    assert answer("the EU", "สหภาพ ยุโรป ( EU ) ได้", 0, 3, [(1, 0), (1, 3)], "ORG", "th") == "สหภาพ ยุโรป ( EU )"
