@@ -150,11 +150,10 @@ def trim_answer_edges(source_words: Sequence[str], target_words: Sequence[str], 
         beside_number = any(ch.isdigit() for k in range(start, end + 1) for ch in target_words[k])
         calendar = any(w.lower().rstrip(".") in _CALENDAR_WORDS for w in source_words)
         edge_words = words.value_edge_words if beside_number or calendar else frozenset()
-    links = list(links)
+    links = [(i, j) for i, j in links if 0 <= i < len(source_words)]
     if not is_value:
         start, end = _join_dotted_name(source_words, target_words, start, end, links)
     start, end = _close_brackets(target_words, start, end)
-    links = [(i, j) for i, j in links if 0 <= i < len(source_words)]
     sources_of: dict[int, set[int]] = {}  # filled on the first stop word at an edge
 
     def stray_punctuation(t: int, lo: int, hi: int) -> bool:
@@ -197,8 +196,7 @@ def _join_dotted_name(source_words: Sequence[str], target_words: Sequence[str], 
     aligner links the right piece to other names as often as the wrong one (real NTREX ja and zh)."""
     if not any(is_word_like(target_words[k]) and target_words[k] not in _NAME_DOTS for k in range(start, end + 1)):
         return start, end
-    covered = {i for i, j in links if 0 <= i < len(source_words) and start <= j <= end
-               and is_word_like(target_words[j]) and target_words[j] not in _NAME_DOTS}
+    covered = {i for i, j in links if start <= j <= end and is_word_like(target_words[j]) and target_words[j] not in _NAME_DOTS}
     content = [i for i, w in enumerate(source_words) if is_word_like(w)]
     wanted = len(content)
     left_first = bool(content) and content[0] not in covered and content[-1] in covered
