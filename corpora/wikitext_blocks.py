@@ -126,7 +126,7 @@ _HTML_TABLE_OPEN_RE = re.compile(r"<(?i:table)")  # one scan that skips to each 
 
 
 def _has_html_table(text: str) -> bool:
-    return _HTML_TABLE_OPEN_RE.search(text) is not None
+    return "<" in text and _HTML_TABLE_OPEN_RE.search(text) is not None  # most pages have no "<" left
 
 
 def drop_templates_and_tables(text: str) -> str:
