@@ -92,13 +92,13 @@ def span_projection(pairs, predicted, gold, english: str, max_gap: int, spacy_mo
                     target_lang: str | None) -> dict[str, float]:
     from spacy.tokens import Doc
 
-    from corpora.answer_spans import AnswerWords, answer_words, trim_answer_edges, uninformative_answer
+    from corpora.answer_spans import PUNCTUATION_RULES_ONLY, answer_words, project_answer
     from corpora.ner_spans import informative_spans, load_ner_pipeline
     from corpora.words import stop_words
 
     nlp = load_ner_pipeline(spacy_model)
     en_stop = stop_words("en")
-    target_answer_words = answer_words(target_lang) if target_lang else AnswerWords(frozenset(), frozenset(), frozenset())
+    target_answer_words = answer_words(target_lang) if target_lang else PUNCTUATION_RULES_ONLY
     flip = english == "second"
     english_words = [(t if flip else s) for s, t in pairs]
     docs = nlp.pipe([Doc(nlp.vocab, words=w) for w in english_words], batch_size=256)
@@ -114,16 +114,10 @@ def span_projection(pairs, predicted, gold, english: str, max_gap: int, spacy_mo
             if isinstance(reference, str):
                 continue
             spans += 1
-            mine = project_span(links, span.start, span.end, max_gap)
-            if not isinstance(mine, str):  # the job's answer rules (clism_pairs' project step)
-                source = words[span.start : span.end + 1]
-                span_links = [(i - span.start, j) for i, j in links if span.start <= i <= span.end]
-                mine = trim_answer_edges(source, target_words, *mine, span_links, span.label, en_stop,
-                                         target_answer_words)
-                if uninformative_answer(source, target_words[mine[0] : mine[1] + 1], span.label, target_answer_words):
-                    mine = "target_only_stop_words"
+            mine = project_answer(links, words, target_words, span.start, span.end, span.label, max_gap, en_stop,
+                                  target_answer_words)  # clism_pairs' project step
             rejected += isinstance(mine, str)
-            exact += mine == reference
+            exact += not isinstance(mine, str) and (mine.start, mine.end) == reference
     emitted = spans - rejected
     return {"spans": spans, "exact": exact / spans if spans else 0.0, "rejected": rejected / spans if spans else 0.0,
             "exact_of_emitted": exact / emitted if emitted else 0.0}

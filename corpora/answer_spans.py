@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import functools
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import NamedTuple
 
+from corpora.aligners import project_span
 from corpora.words import is_word_like, stop_words
 
 # spaCy's value labels: their translations are often words that stop lists hold ("today" -> heute,
@@ -49,6 +50,32 @@ class AnswerWords(NamedTuple):
     value_edge_words: frozenset[str]  # what a value's may: stop words of 1-3 characters but numbers
 
 
+PUNCTUATION_RULES_ONLY = AnswerWords(frozenset(), frozenset(), frozenset())
+
+
+class Answer(NamedTuple):
+    start: int  # inclusive target word offsets
+    end: int
+    repaired: bool  # the edges moved (counted `project/edges_trimmed`)
+
+
+def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequence[str], target_words: Sequence[str],
+                   span_start: int, span_end: int, label: str, max_gap: int, source_stop_words: frozenset[str],
+                   words: AnswerWords) -> Answer | str:
+    """The answer to the English span source_words[span_start..span_end] (inclusive): its projection
+    through `alignment` ((source, target) pairs), edges repaired; or why there is none, a reason of
+    project_span or "target_only_stop_words". clism_pairs' project step and benchmarks/alignment.py."""
+    projected = project_span(alignment, span_start, span_end, max_gap)
+    if isinstance(projected, str):
+        return projected
+    source = source_words[span_start : span_end + 1]
+    links = [(i - span_start, j) for i, j in alignment if span_start <= i <= span_end]
+    start, end = trim_answer_edges(source, target_words, *projected, links, label, source_stop_words, words)
+    if uninformative_answer(source, target_words[start : end + 1], label, words):
+        return "target_only_stop_words"
+    return Answer(start, end, (start, end) != projected)
+
+
 @functools.lru_cache(maxsize=None)
 def answer_words(lang: str) -> AnswerWords:
     """Short stop words are articles, prepositions and particles (am, τη, το, の, いる); longer ones
@@ -56,7 +83,7 @@ def answer_words(lang: str) -> AnswerWords:
     try:
         stops = stop_words(lang)
     except ValueError:  # --pretokenized accepts any code: punctuation rules only
-        return AnswerWords(frozenset(), frozenset(), frozenset())
+        return PUNCTUATION_RULES_ONLY
     if lang.split("-")[0] in NAMES_SPELLED_WITH_STOP_WORDS:
         return AnswerWords(stops, frozenset(), frozenset())
     is_number = _number_word_test(lang)
@@ -127,8 +154,7 @@ def trim_answer_edges(source_words: Sequence[str], target_words: Sequence[str], 
                       links: Iterable[tuple[int, int]], label: str, source_stop_words: frozenset[str],
                       words: AnswerWords) -> tuple[int, int]:
     """(start, end), inclusive, with the answer's edges repaired. `links` are the alignment's (source
-    index relative to the span's first word, target index) pairs (those of words outside the span
-    are ignored).
+    index relative to the span's first word, target index) pairs of the span's words.
 
     - A name of several English words ends at a middle dot of zh or ja only when the dot ends the
       sentence's name too: otherwise the next piece joins ("Peter Martin" -> 彼得 · 马丁, not 彼得 ·),
@@ -150,7 +176,7 @@ def trim_answer_edges(source_words: Sequence[str], target_words: Sequence[str], 
         beside_number = any(ch.isdigit() for k in range(start, end + 1) for ch in target_words[k])
         calendar = any(w.lower().rstrip(".") in _CALENDAR_WORDS for w in source_words)
         edge_words = words.value_edge_words if beside_number or calendar else frozenset()
-    links = [(i, j) for i, j in links if 0 <= i < len(source_words)]
+    links = list(links)
     if not is_value:
         start, end = _join_dotted_name(source_words, target_words, start, end, links)
     start, end = _close_brackets(target_words, start, end)

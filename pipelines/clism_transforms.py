@@ -26,8 +26,8 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
 from corpora import parallel
-from corpora.aligners import EflomalAligner, FastAlignAligner, SimAlignAligner, project_span
-from corpora.answer_spans import answer_words, trim_answer_edges, uninformative_answer
+from corpora.aligners import EflomalAligner, FastAlignAligner, SimAlignAligner
+from corpora.answer_spans import answer_words, project_answer
 from corpora.ner_spans import NER_CACHE_ENTRIES, CachedNer, Span, informative_spans, load_ner_pipeline
 from corpora.seeding import stable_hash
 from corpora.words import get_tokenizer, stop_words
@@ -221,19 +221,14 @@ class _ProjectingDoFn(TallyingDoFn):
         projected = []
         words, english_stops = answer_words(pair.tgt_lang), stop_words("en")
         for span in pair.spans:
-            target = project_span(alignment, span.start, span.end, self.max_gap)
-            if isinstance(target, str):
-                counts["project", target, lang] += 1
+            answer = project_answer(alignment, pair.src_words, pair.tgt_words, span.start, span.end, span.label,
+                                    self.max_gap, english_stops, words)
+            if isinstance(answer, str):
+                counts["project", answer, lang] += 1
                 continue
-            source = pair.src_words[span.start : span.end + 1]
-            links = [(i - span.start, j) for i, j in alignment if span.start <= i <= span.end]
-            trimmed = trim_answer_edges(source, pair.tgt_words, *target, links, span.label, english_stops, words)
-            if uninformative_answer(source, pair.tgt_words[trimmed[0] : trimmed[1] + 1], span.label, words):
-                counts["project", "target_only_stop_words", lang] += 1
-                continue
-            if trimmed != target:
+            if answer.repaired:
                 counts["project", "edges_trimmed", lang] += 1
-            projected.append((span, *trimmed))
+            projected.append((span, answer.start, answer.end))
         if not projected:
             counts["pairs", "no_span_projected", lang] += 1
             return
