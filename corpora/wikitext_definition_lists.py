@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import re
 
-from corpora.wikitext_lines import URL_START
+from corpora.wikitext_lines import URL_START_RE
 
 _TERM_LINE_RE = re.compile(r"\n[*#:]*;[^\n]*")
 _TOKEN_RE = re.compile(r"\[\[|\]\]|\[|\]|<|'{2,}|:")
 _TAG_RE = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)\b[^<>]*?(/?)>")
 _VOID_TAGS = frozenset({"br", "hr", "img", "wbr"})
-_URL_RE = re.compile(URL_START, re.IGNORECASE)
 _SCHEME_BEFORE_COLON_RE = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*$")
 _URL_END_RE = re.compile(r"[\s\[\]<>\"]")
 
@@ -48,7 +47,7 @@ def _term_colon(line: str, start: int) -> int:
         elif kind == "]]":
             links = max(0, links - 1)
         elif kind == "[":
-            in_external = in_external or bool(_URL_RE.match(line, pos))
+            in_external = in_external or bool(URL_START_RE.match(line, pos))
         elif kind == "]":
             in_external = False
         elif kind == "<":
@@ -69,7 +68,7 @@ def _term_colon(line: str, start: int) -> int:
             continue
         else:
             scheme = _SCHEME_BEFORE_COLON_RE.search(line, start, token.start())
-            if scheme and _URL_RE.match(line, scheme.start()):  # "news:alt.x", "http://…": a URL's colon
+            if scheme and URL_START_RE.match(line, scheme.start()):  # "news:alt.x", "http://…": a URL's colon
                 end = _URL_END_RE.search(line, pos)
                 pos = end.start() if end else len(line)
                 continue

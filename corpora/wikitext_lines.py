@@ -24,6 +24,7 @@ URL_START = (
     r"(?:(?:https?|ftps?|irc|ircs|gopher|telnet|nntp|sftp|ssh|svn|git|mms|worldwind)://|//"
     r"|(?:mailto|news|xmpp|sips?|tel|urn|geo|magnet|bitcoin):)"
 )
+URL_START_RE = re.compile(URL_START, re.IGNORECASE)  # "[[http://…]]" and definition terms test with it
 # As MediaWiki's (Parser::handleExternalLinks): the URL runs to the first space of any kind (the
 # ideographic space of "[https://…　Amnesty International]" on jawiki too), "<", '"' or "''" (quotes
 # are rendered before external links there), and the label follows after any spaces, or none. The
@@ -343,8 +344,6 @@ def render_external_links(text: str) -> str:
 # "<h2>Early life</h2>" is a heading as "== Early life ==" is: written as one, so that render_lines
 # marks it and its line goes (and a tail section under it) like any other heading.
 _HTML_HEADING_RE = re.compile(r"<h([1-6])\b[^<>]*>[ \t]*([^\n<]*(?:<(?!/h\1)[^\n<]*)*?)[ \t]*</h\1\s*>", re.IGNORECASE)
-
-
 _HTML_HEADING_OPEN_RE = re.compile(r"<[hH][1-6]")
 
 

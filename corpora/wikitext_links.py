@@ -7,7 +7,7 @@ import re
 
 from corpora.languages import WikiLanguage
 from corpora.titles import normalise_title, strip_qualifier
-from corpora.wikitext_lines import HTML_TAG_RE, URL_START
+from corpora.wikitext_lines import HTML_TAG_RE, URL_START_RE
 from corpora.wikitext_markers import ANCHOR_CLOSE, ANCHOR_INDEX_END, ANCHOR_OPEN, KEPT_SPACE, append_after_cut
 
 # ── 4. internal links ──
@@ -18,7 +18,6 @@ _LINK_SPLIT_RE = re.compile(r"(\[\[|\]\]\](?!\])|\]\])")
 # Characters that make "[[...]]" not a link in MediaWiki (it is shown literally).
 _INVALID_TARGET_RE = re.compile(r"[<>\[\]{}\n]")
 _MULTI_SPACE_RE = re.compile(r" {2,}")
-_URL_TARGET_RE = re.compile(URL_START, re.IGNORECASE)
 
 
 def _prefix_key(prefix: str) -> str:
@@ -97,7 +96,7 @@ def _render_link(body: str, nested: bool, following: str, out: list[str], target
             kind = None
         elif kind in ("file", "category", "lang") and not escaped:
             return 0  # dropped whole, caption and nested links included
-        elif kind is None and _URL_TARGET_RE.match(title):  # "[[http://x label]]": no article;
+        elif kind is None and URL_START_RE.match(title):  # "[[http://x label]]": no article;
             out.append("[" + body + "]")  # an external link in brackets, whose label that pass keeps
             return 0
         elif kind is None and _looks_like_media(title, label, language):
