@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -166,10 +168,31 @@ def _build_spacy(lang: str) -> WordTokenizer:
     # every span pyvi could express is still expressible. spaCy's vi with ``use_pyvi: false`` only
     # splits on whitespace ("Nội." stays one token), so vi gets spaCy's generic rule-based
     # tokenizer (spacy.Tokenizer.v1 with the vi Defaults), which also splits off punctuation.
-    spacy = _import_spacy()
     config = {"nlp": {"tokenizer": {"@tokenizers": "spacy.Tokenizer.v1"}}} if lang == "vi" else {}
-    nlp = spacy.blank(lang, config=config)
-    return _SpacyTokenizer(lang, lang not in _NO_SPACE_LANGS, nlp.tokenizer)
+    return _SpacyTokenizer(lang, lang not in _NO_SPACE_LANGS, _blank_spacy_tokenizer(lang, config))
+
+
+# spaCy's rule that splits a final "." asks for a letter of its ALPHA class before it, and that class
+# has no Armenian, Gujarati, Malayalam, Tibetan or Georgian letters: "Երևան." and "ગુજરાત." stay one
+# word. Nor does it know these scripts' own sentence marks: the Armenian full stop and comma ("։",
+# "՝"), the Tibetan shad ("།", "༎") and the double danda ("॥"). Such a word never equals the same
+# name elsewhere (an anchor, the other mentions of an entity), so both are added as suffixes.
+_SCRIPTS_MISSING_FROM_SPACY_ALPHA = "\u0531-\u058f\u0a80-\u0aff\u0d00-\u0d7f\u0f00-\u0fff\u10a0-\u10ff"
+_SCRIPT_SENTENCE_MARKS = "\u0589\u055d\u0f0d\u0f0e\u0965"
+_EXTRA_SPACY_SUFFIXES = (rf"(?<=[{_SCRIPTS_MISSING_FROM_SPACY_ALPHA}])\.", f"[{_SCRIPT_SENTENCE_MARKS}]")
+
+
+def _blank_spacy_tokenizer(lang: str, config: dict | None = None):
+    spacy = _import_spacy()
+    nlp = spacy.blank(lang, config=config or {})
+    suffixes = list(nlp.Defaults.suffixes or ()) + list(_EXTRA_SPACY_SUFFIXES)
+    nlp.tokenizer.suffix_search = spacy.util.compile_suffix_regex(suffixes).search
+    prefixes = list(nlp.Defaults.prefixes or ()) + [f"[{_SCRIPT_SENTENCE_MARKS}]"]  # verse numbers: "॥२८॥"
+    nlp.tokenizer.prefix_search = spacy.util.compile_prefix_regex(prefixes).search
+    # Authors often leave out the space after these marks ("দিবস।বাংলাদেশে", "Սանտյագոն։Հյուսիսից").
+    infixes = list(nlp.Defaults.infixes or ()) + [f"[{_SCRIPT_SENTENCE_MARKS}\u0964]"]
+    nlp.tokenizer.infix_finditer = spacy.util.compile_infix_regex(infixes).finditer
+    return nlp.tokenizer
 
 
 def _build_zh() -> WordTokenizer:
@@ -276,22 +299,26 @@ def _split_edge_marks(tokens: list[str]) -> list[str]:
     return out
 
 
-def _build_sw() -> WordTokenizer:
+def _build_moses(lang: str, joins_with_space: bool = True) -> WordTokenizer:
     from sacremoses import MosesTokenizer
 
-    moses = MosesTokenizer(lang="sw")
+    moses = MosesTokenizer(lang=lang)
+    marks = _combining_mark_re()
+
     # escape=False keeps "&" as "&" (not "&amp;"); aggressive_dash_splits stays off, since it inserts
     # artificial "@-@" tokens.
-    return _FunctionTokenizer(
-        "sw", True, lambda text: moses.tokenize(text, escape=False, aggressive_dash_splits=False)
-    )
+    def segment(text: str) -> list[str]:
+        words = moses.tokenize(text, escape=False, aggressive_dash_splits=False)
+        return _rejoin_split_marks(words, text) if marks.search(text) else words
+
+    return _FunctionTokenizer(lang, joins_with_space, segment)
 
 
 _BUILDERS: dict[str, Callable[[], WordTokenizer]] = {
     **{lang: functools.partial(_build_spacy, lang) for lang in _SPACY_RULE_LANGS | {"vi"}},
     "ja": _build_ja,
     "ko": _build_ko,
-    "sw": _build_sw,
+    "sw": functools.partial(_build_moses, "sw"),
     "th": _build_th,
     "zh": _build_zh,
 }
@@ -321,14 +348,40 @@ def _build_generic(lang: str) -> WordTokenizer:
     from corpora.languages import UNSPACED
 
     if _spacy_has(lang):
-        spacy = _import_spacy()
-        return _SpacyTokenizer(lang, lang not in UNSPACED, spacy.blank(lang).tokenizer)
-    from sacremoses import MosesTokenizer
+        return _SpacyTokenizer(lang, lang not in UNSPACED, _blank_spacy_tokenizer(lang))
+    return _build_moses(lang, lang not in UNSPACED)
 
-    moses = MosesTokenizer(lang=lang)
-    return _FunctionTokenizer(
-        lang, lang not in UNSPACED, lambda text: moses.tokenize(text, escape=False, aggressive_dash_splits=False)
-    )
+
+# Sacremoses splits off every character outside Perl's \p{Alnum}, and ~550 combining marks are
+# outside it: the Myanmar asat and the Khmer coeng, which sit inside words ("မြန်မာ" came out as
+# မြန / ် / မာ), Arabic and Hebrew vowel points, the accents of decomposed Latin text. A word never
+# starts with a combining mark, and a letter glued to a mark in the text belongs to the same word, so
+# such pieces are joined again where the text had no space between them.
+@functools.lru_cache(maxsize=None)
+def _combining_mark_re() -> re.Pattern:
+    marks = "".join(chr(c) for c in range(0x300, 0x10000) if unicodedata.category(chr(c)) in ("Mn", "Mc", "Me"))
+    return re.compile(f"[{re.escape(marks)}]")
+
+
+def _rejoin_split_marks(words: list[str], text: str) -> list[str]:
+    out: list[str] = []
+    cursor = 0
+    for word in words:
+        at = text.find(word, cursor)
+        if at < 0:  # Moses changed a word (it does not with escape=False): keep its words unjoined
+            return words
+        if at == cursor and out and _continues_word(out[-1][-1], word[0]):
+            out[-1] += word
+        else:
+            out.append(word)
+        cursor = at + len(word)
+    return out
+
+
+def _continues_word(last: str, first: str) -> bool:
+    """A piece that starts with a combining mark, or a letter right after one, is the same word."""
+    first_kind = unicodedata.category(first)[0]
+    return first_kind == "M" or (first_kind == "L" and unicodedata.category(last)[0] == "M")
 
 
 @functools.lru_cache(maxsize=None)

@@ -123,6 +123,42 @@ def test_other_wikipedia_languages_get_the_papers_rule(lang, backend):
     assert "".join(words) == "Unafrase,ambpuntuació." and "," in words
 
 
+@pytest.mark.parametrize(
+    "lang, text, words",
+    [
+        ("hy", "Երևան։ Երևան՝ (մղոն)։", ["Երևան", "։", "Երևան", "՝", "(", "մղոն", ")", "։"]),
+        ("gu", "ગુજરાતમાં છે. અમદાવાદ.", ["ગુજરાતમાં", "છે", ".", "અમદાવાદ", "."]),
+        ("ml", "കേരളം. ഇന്ത്യ,", ["കേരളം", ".", "ഇന്ത്യ", ","]),
+        ("bo", "བོད། ལྷ་ས།", ["བོད", "།", "ལྷ་ས", "།"]),
+        ("sa", "नगरम्॥ भारतम्।", ["नगरम्", "॥", "भारतम्", "।"]),
+        ("mr", "सण॥ ॥२८॥", ["सण", "॥", "॥", "२८", "॥"]),
+        ("bn", "দিবস।বাংলাদেশে", ["দিবস", "।", "বাংলাদেশে"]),  # no space after the danda
+        ("hy", "Սանտյագոն։Հյուսիսից", ["Սանտյագոն", "։", "Հյուսիսից"]),
+        ("en", "Dr. Smith of the U.S. left.", ["Dr.", "Smith", "of", "the", "U.S.", "left", "."]),
+    ],
+)
+def test_sentence_marks_spacys_rules_miss_are_split(lang, text, words):
+    """spaCy's final-"." rule needs a letter of its ALPHA class (no Armenian, Gujarati, Malayalam,
+    Tibetan) and it does not know "։ ՝ ། ॥"; an English abbreviation still keeps its dot."""
+    assert get_tokenizer(lang).tokenize(text) == words
+
+
+@pytest.mark.parametrize(
+    "lang, text, words",
+    [
+        ("my", "မြန်မာ။ ရန်ကုန်၊ မြန်မာ နိုင်ငံ", ["မြန်မာ", "။", "ရန်ကုန်", "၊", "မြန်မာ", "နိုင်ငံ"]),
+        ("km", "កម្ពុជា។ ភ្នំពេញ", ["កម្ពុជា", "។", "ភ្នំពេញ"]),
+        ("sw", "Cafe\u0301 ya Dar, Tanzania.", ["Cafe\u0301", "ya", "Dar", ",", "Tanzania", "."]),
+    ],
+)
+def test_sacremoses_does_not_split_words_at_combining_marks(lang, text, words):
+    """Sacremoses splits off the marks outside Perl's \\p{Alnum} (the Myanmar asat, the Khmer coeng,
+    a decomposed accent); the pieces are one word again, and a space still separates words."""
+    got = get_tokenizer(lang).tokenize(text)
+    assert got == words
+    assert_surface_words(got, text)
+
+
 def test_joins_with_space():
     no_space = {lang for lang in SUPPORTED_LANGS if not get_tokenizer(lang).joins_with_space}
     assert no_space == {"zh", "ja", "th"}
