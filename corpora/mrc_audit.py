@@ -9,6 +9,8 @@ It reads the rows only (no job internals) and flags each row for every rule it b
   empty_brackets     brackets holding nothing but spaces and separators: "( )", "(; ;)", "[ , ]"
                      ("( )" after an ASCII identifier is code: "printf()")
   glued_numbers      two years run together ("17751783": a dash template dropped between them)
+  glued_marks        a script's sentence mark glued to a word ("Երևան։", "सण॥", "မြန်မာ။"): the
+                     tokeniser did not split it, so the word never equals the same name elsewhere
   title_in_query     the entity's title (or its unqualified form) still in the query, compared up to
                      case and, where the language allows, accents (corpora/name_folding.py); a one-word
                      title also with another ending ("Κρήτης" for Κρήτη). With --dump, a title kept
@@ -35,7 +37,9 @@ from corpora.mrc_examples import find_spans
 from corpora.name_folding import fold_words
 from corpora.titles import strip_qualifier
 
-CHECKS = ("markup", "empty_brackets", "glued_numbers", "title_in_query", "unmarked_mention", "disambiguation")
+CHECKS = (
+    "markup", "empty_brackets", "glued_numbers", "glued_marks", "title_in_query", "unmarked_mention", "disambiguation"
+)
 
 # Tags: the wikitext-only ones (<ref>, <gallery> …), any tag with attributes, and self-closing
 # <br/>. A bare "<s>" or "<font>" is left alone: articles about HTML or letters write them as text
@@ -55,6 +59,11 @@ _EMPTY_BRACKETS_RE = re.compile(
     r"(?<![A-Za-z0-9_] )(?<![A-Za-z0-9_])[(\[]\s*[)\]]|[(\[（【]\s*(?:[;,:、，；/–—-]\s*)+[)\]）】]|[（【]\s*[)\]）】]"
 )
 _GLUED_YEARS_RE = re.compile(r"^(?:1[0-9]|20)[0-9]{2}(?:1[0-9]|20)[0-9]{2}$")
+# Full stops, commas and question marks of scripts whose tokenisers may not know them: Armenian,
+# Devanagari and its neighbours, Tibetan, Myanmar, Khmer, Ethiopic, Arabic, CJK (fullwidth). Not
+# the marks that belong to a word: Armenian abbreviation dots (մ․թ․ա․), emphasis and question accents.
+_SENTENCE_MARKS = "։՝।॥།༎။၊។៕።፣፤،؛؟۔。、，！？；："
+_GLUED_MARK_RE = re.compile(f"[^\\s{_SENTENCE_MARKS}][{_SENTENCE_MARKS}]|[{_SENTENCE_MARKS}][^\\s{_SENTENCE_MARKS}]")
 
 
 
@@ -148,6 +157,9 @@ def audit_row(
         glued = next((k for k, w in enumerate(words) if _GLUED_YEARS_RE.match(w)), None)
         if glued is not None and "glued_numbers" not in flagged:
             flagged["glued_numbers"] = _span_text(words, glued, glued)
+        match = "glued_marks" not in flagged and _GLUED_MARK_RE.search(joined)
+        if match:
+            flagged["glued_marks"] = _around(joined, match.start(), match.end())
     leaked = title_leaks(query, title_words, linked_texts, spaced, language.fold_diacritics)
     if leaked:
         flagged["title_in_query"] = f"{' '.join(leaked)!r} in: {' '.join(query)[:240]}"

@@ -39,6 +39,7 @@ CLEAN = row("[MASK] is the capital of France .", "Paris is big and old .")
         (row("[MASK] is [[the]] capital .", "Paris is big"), "markup"),
         (row("[MASK] ( ; ; ) is the capital .", "Paris is big"), "empty_brackets"),
         (row("[MASK] was founded 17751783 .", "Paris is big"), "glued_numbers"),
+        (row("[MASK] քաղաք է ։", "Փարիզը մայրաքաղաքն է։", lang="hy"), "glued_marks"),
         (row("[MASK] is Paris .", "Paris is big"), "title_in_query"),
         (row("[MASK] or Parisi is the capital .", "Paris is big"), "title_in_query"),  # another ending
         (row("[MASK] is the capital .", "Paris is big and paris is old", answers=[(0, 0)]), "unmarked_mention"),
@@ -56,6 +57,8 @@ def test_what_is_text_is_not_flagged():
     # A danda typed as "|" in Bengali, an HTML tag named in prose, a title inside a longer link.
     assert checks(row("[MASK] একটি শহর ।", "Paris বড় | শহর", lang="bn")) == set()
     assert checks(row("[MASK] is a city .", "Paris : < s > is an HTML tag")) == set()
+    # Marks of a word: an Armenian abbreviation (մ․թ․ա․, "BC") and question accent; a lone "।".
+    assert checks(row("[MASK] քաղաք է ։", "Փարիզը մ․թ․ա․ ինչու՞ է ։", lang="hy")) == set()
     assert title_leaks("[MASK] uses the GNU Project licence".split(), [("gnu",)], [("GNU", "Project")], True, True) is None
     assert title_leaks("[MASK] and GNU".split(), [("gnu",)], [("GNU", "Project")], True, True) == ("gnu",)
     # A prefix glued before the link ("و[[جامعة القاهرة]]", "and Cairo University") is the same link.
