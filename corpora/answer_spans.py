@@ -48,6 +48,9 @@ class AnswerWords(NamedTuple):
     stop_words: frozenset[str]  # spaCy's list, lower-cased; none for a code no table knows
     name_edge_words: frozenset[str]  # what a name's answer may lose at an edge
     value_edge_words: frozenset[str]  # what a value's may: stop words of 1-3 characters but numbers
+    # German capitalises nouns, and spaCy's German list holds some ("Uhr", "Tag"): in "um 15:00 Uhr"
+    # (3 p.m.) "um" is a function word, "Uhr" is not. A capitalised word past the first is kept.
+    capitalises_nouns: bool = False
 
 
 PUNCTUATION_RULES_ONLY = AnswerWords(frozenset(), frozenset(), frozenset())
@@ -87,7 +90,17 @@ def answer_words(lang: str) -> AnswerWords:
     if lang.split("-")[0] in NAMES_SPELLED_WITH_STOP_WORDS:
         return AnswerWords(stops, frozenset(), frozenset())
     is_number = _number_word_test(lang)
-    return AnswerWords(stops, stops, frozenset(w for w in stops if len(w) <= 3 and not is_number(w)))
+    value_edge_words = frozenset(w for w in stops if len(w) <= 3 and not is_number(w))
+    return AnswerWords(stops, stops, value_edge_words, lang.split("-")[0] in _CAPITALISED_NOUN_LANGS)
+
+
+_CAPITALISED_NOUN_LANGS = frozenset({"de", "lb", "bar", "nds", "als", "pfl", "ksh"})
+_SENTENCE_OPENERS = frozenset('.!?:…"„“«»')
+
+
+def _starts_sentence(words: Sequence[str], k: int) -> bool:
+    """The first word, or one after a full stop, a colon or a quote ("… Montagmorgen . Am Montagabend")."""
+    return k == 0 or words[k - 1][-1:] in _SENTENCE_OPENERS
 
 
 def _number_word_test(lang: str) -> Callable[[str], bool]:
@@ -191,6 +204,8 @@ def trim_answer_edges(source_words: Sequence[str], target_words: Sequence[str], 
     def extra_stop_word(t: int, lo: int, hi: int) -> bool:
         word = target_words[t].lower()
         if word not in edge_words or word in (w.lower() for w in source_words):
+            return False
+        if words.capitalises_nouns and target_words[t][:1].isupper() and not _starts_sentence(target_words, t):
             return False
         if not sources_of:
             for i, j in links:

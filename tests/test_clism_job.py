@@ -252,6 +252,9 @@ def test_answer_edges_drop_what_aligners_attach_to_names():
     assert _trimmed("Rosa", "“ 罗莎 ”", [(0, 0), (0, 1), (0, 2)], "PERSON", "zh") == "罗莎"
     assert _trimmed("35 percent", "35 %", [(0, 0), (1, 1)], "PERCENT", "de") == "35 %"
     assert _trimmed("tonight", "heute Abend", [(0, 0), (0, 1)], "TIME", "de") == "heute Abend"
+    # German nouns are capitalised; spaCy's German stop list holds "uhr" (real NTREX: "3 p.m.")
+    assert _trimmed("3 p.m.", "um 15:00 Uhr", [(0, 0), (0, 1), (0, 2), (1, 1)], "TIME", "de") == "15:00 Uhr"
+    assert _trimmed("early Monday", ". Am Montagabend", [(1, 1), (1, 2)], "DATE", "de") == "Montagabend"
     assert _trimmed("The Boston Globe", "ボストン グローブ は", [(0, 2), (1, 0), (2, 1)], "ORG", "ja") == "ボストン グローブ"
     assert _trimmed("Theresa May", "η Τερέζα Μέι", [(0, 0), (0, 1), (1, 2)], "PERSON", "el") == "Τερέζα Μέι"
     assert _trimmed("Manatee County", "Manatee County ,", [(0, 0), (1, 1), (1, 2)], "GPE", "th") == "Manatee County"
