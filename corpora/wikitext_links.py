@@ -8,7 +8,7 @@ import re
 from corpora.languages import WikiLanguage
 from corpora.titles import normalise_title, strip_qualifier
 from corpora.wikitext_lines import HTML_TAG_RE, URL_START_RE
-from corpora.wikitext_markers import ANCHOR_CLOSE, ANCHOR_INDEX_END, ANCHOR_OPEN, KEPT_SPACE, append_after_cut
+from corpora.wikitext_markers import ANCHOR_CLOSE, ANCHOR_INDEX_END, ANCHOR_OPEN, KEPT_SPACE, NOWIKI_EDGE, append_after_cut
 
 # ── 4. internal links ──
 
@@ -18,6 +18,7 @@ _LINK_SPLIT_RE = re.compile(r"(\[\[|\]\]\](?!\])|\]\])")
 # Characters that make "[[...]]" not a link in MediaWiki (it is shown literally).
 _INVALID_TARGET_RE = re.compile(r"[<>\[\]{}\n]")
 _MULTI_SPACE_RE = re.compile(r" {2,}")
+_LIST_MARKER_CHARS = "*#:;"
 
 
 def _prefix_key(prefix: str) -> str:
@@ -123,7 +124,8 @@ def _render_link(body: str, nested: bool, following: str, out: list[str], target
         shown = _single_line(shown)
     normalised = normalise_title(title) if kind is None else ""
     if not normalised:  # another namespace, another wiki, or a same-page "#Section" link
-        out.append(shown)
+        # "[[#Section]]" at a line's start shows "#Section"; the mark keeps the list pass off its "#"
+        out.append(NOWIKI_EDGE + shown if shown[:1] in _LIST_MARKER_CHARS else shown)
         return used
     core = shown.strip(" ")
     if not core:

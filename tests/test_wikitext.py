@@ -83,6 +83,8 @@ def test_link_targets_are_normalised_and_fragments_dropped():
     page = parse("[[paris#History|history of Paris]] [[New_York&nbsp;City]] [[#Early life|below]] [[ foo ]]")
     assert links(page) == [("history of Paris", "Paris"), ("New_York City", "New York City"), ("foo", "Foo")]
     assert "below" in page.text  # a same-page link keeps its text, without an anchor
+    # ... and its "#" at a line's start, which is not a numbered-list marker there (MediaWiki's test)
+    assert parse("[[#Space between Text]]\n* [[#B]] y").text == "#Space between Text\n#B y"
 
 
 def test_link_trail_follows_the_language():
