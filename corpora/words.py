@@ -182,10 +182,19 @@ _SCRIPT_SENTENCE_MARKS = "\u0589\u055d\u0f0d\u0f0e\u0965"
 _EXTRA_SPACY_SUFFIXES = (rf"(?<=[{_SCRIPTS_MISSING_FROM_SPACY_ALPHA}])\.", f"[{_SCRIPT_SENTENCE_MARKS}]")
 
 
+# spaCy's Arabic and Persian suffix rules split a final "." only after an upper-case letter (their own
+# list replaces the default one), so "سبتمبر 2009." kept "2009." and "عامًا." its dot (the tanwin is
+# a mark). These scripts write no ordinal "3.", unlike German, whose "3. Oktober" spaCy keeps whole.
+_ARABIC_SCRIPT_FINAL_DOT = "(?<=[0-9\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff\")\\]»”])\\."
+_ARABIC_SCRIPT_LANGS = frozenset({"ar", "fa", "ur", "ps", "ckb", "sd", "ug", "arz", "ary", "azb", "mzn", "pnb", "glk", "ks"})
+
+
 def _blank_spacy_tokenizer(lang: str, config: dict | None = None):
     spacy = _import_spacy()
     nlp = spacy.blank(lang, config=config or {})
     suffixes = list(nlp.Defaults.suffixes or ()) + list(_EXTRA_SPACY_SUFFIXES)
+    if lang in _ARABIC_SCRIPT_LANGS:
+        suffixes.append(_ARABIC_SCRIPT_FINAL_DOT)
     nlp.tokenizer.suffix_search = spacy.util.compile_suffix_regex(suffixes).search
     prefixes = list(nlp.Defaults.prefixes or ()) + [f"[{_SCRIPT_SENTENCE_MARKS}]"]  # verse numbers: "॥२८॥"
     nlp.tokenizer.prefix_search = spacy.util.compile_prefix_regex(prefixes).search

@@ -135,6 +135,9 @@ def test_other_wikipedia_languages_get_the_papers_rule(lang, backend):
         ("bn", "দিবস।বাংলাদেশে", ["দিবস", "।", "বাংলাদেশে"]),  # no space after the danda
         ("hy", "Սանտյագոն։Հյուսիսից", ["Սանտյագոն", "։", "Հյուսիսից"]),
         ("en", "Dr. Smith of the U.S. left.", ["Dr.", "Smith", "of", "the", "U.S.", "left", "."]),
+        # spaCy's ar and fa split a final "." only after an upper-case letter (real NTREX: "سبتمبر 2009.")
+        ("ar", "في سبتمبر 2009. عمره 40 عامًا.", ["في", "سبتمبر", "2009", ".", "عمره", "40", "عامًا", "."]),
+        ("de", "am 3. Oktober", ["am", "3.", "Oktober"]),  # a German ordinal keeps its dot
     ],
 )
 def test_sentence_marks_spacys_rules_miss_are_split(lang, text, words):
