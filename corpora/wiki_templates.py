@@ -153,8 +153,20 @@ def _circa(positional, named) -> str:
     return ("c. " + _arg(positional, 0)).strip()
 
 
+_MONTH_NAMES = ("January February March April May June July August September October November December").split()
+
+
 def _as_of(positional, named) -> str:
-    return "As of " + " ".join(p for p in positional[:3] if p)
+    """en {{As of|2015|6|30|lc=y}} -> "as of 30 June 2015"; alt= replaces the whole text. Other wikis
+    that use the English name get the English words too (their own wording is not known here)."""
+    if named.get("alt"):
+        return named["alt"]
+    year, month, day = (_arg(positional, k).strip() for k in range(3))
+    if month.isdigit() and 1 <= int(month) <= 12:
+        month = _MONTH_NAMES[int(month) - 1]
+    words = " ".join(p for p in (day.lstrip("0"), month, year) if p)
+    lead = "as of" if named.get("lc", "").strip().lower() in ("y", "yes", "on", "true", "1") else "As of"
+    return f"{lead} {words}" if words else lead
 
 
 def _currency(symbol: str) -> Renderer:
@@ -218,6 +230,10 @@ _CONTENT_FIRST = (
     "serif", "polytonisch", "polytonic", "unicode", "unicode2", "ipa-text", "linktext", "lang-rtl",
     "語中改行", "nowrap2", "inline-block", "resize", "font", "italic", "bold", "ruby", "ruby-ja", "transl-only",
     "quote", "\"", "„", "«", "angbr",
+    # maintenance tags that wrap the sentence they question: the sentence is the article's text
+    "citation needed span", "cn span", "fact span", "clarify span", "when span", "dubious span",
+    "better source needed span", "disputed inline span", "original research inline span",
+    "要出典範囲", "いつ範囲", "独自研究範囲", "疑問点範囲", "信頼性要検証範囲", "要検証範囲", "要説明範囲",
 )
 _DATE_TEMPLATES = (
     "start date", "end date", "birth date", "death date", "film date", "dts", "date", "start-date",

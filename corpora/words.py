@@ -198,8 +198,9 @@ def _blank_spacy_tokenizer(lang: str, config: dict | None = None):
     nlp.tokenizer.suffix_search = spacy.util.compile_suffix_regex(suffixes).search
     prefixes = list(nlp.Defaults.prefixes or ()) + [f"[{_SCRIPT_SENTENCE_MARKS}]"]  # verse numbers: "॥२८॥"
     nlp.tokenizer.prefix_search = spacy.util.compile_prefix_regex(prefixes).search
-    # Authors often leave out the space after these marks ("দিবস।বাংলাদেশে", "Սանտյագոն։Հյուսիսից").
-    infixes = list(nlp.Defaults.infixes or ()) + [f"[{_SCRIPT_SENTENCE_MARKS}\u0964]"]
+    # Authors often leave out the space after these marks ("দিবস।বাংলাদেশে", "Սանտյագոն։Հյուսիսից"),
+    # and CJK ones need none (a vi page quoting classical Chinese in Latin letters: "canh。phó").
+    infixes = list(nlp.Defaults.infixes or ()) + [f"[{_SCRIPT_SENTENCE_MARKS}\u0964。，、！？；：]"]
     nlp.tokenizer.infix_finditer = spacy.util.compile_infix_regex(infixes).finditer
     return nlp.tokenizer
 

@@ -26,10 +26,16 @@ def text(wikitext: str, lang: str = "en") -> str:
         ("{{読み仮名_ruby不使用|医学|いがく}}は、学問である。", "医学（いがく）は、学問である。"),
         ("A {{nowrap|1{{ndash}}2}} range.", "A 1–2 range."),  # nested
         ("Half is {{frac|1|2}}.", "Half is 1/2."),
+        ("KDE, {{As of|2015|2|lc=yes}}, has two.", "KDE, as of February 2015, has two."),
+        ("{{as of|2015|6|30}} it had 5.", "As of 30 June 2015 it had 5."),
+        ("Tính {{As of|2010|alt=vào năm 2010}}, có 5.", "Tính vào năm 2010, có 5."),
+        # a maintenance tag around a sentence keeps the sentence (real jawiki: 45 in the excerpt)
+        ("語は{{要出典範囲|孤立した言語だ|date=2021年5月}}。", "語は孤立した言語だ。"),
+        ("It {{citation needed span|was the first|date=May 2020}}.", "It was the first."),
     ],
 )
 def test_text_bearing_templates_are_rendered(wikitext, expected):
-    lang = "ja" if "仮リンク" in wikitext or "読み仮名" in wikitext else "en"
+    lang = "ja" if "仮リンク" in wikitext or "読み仮名" in wikitext or "範囲" in wikitext else "en"
     assert text(wikitext, lang) == expected
 
 

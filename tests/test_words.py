@@ -134,6 +134,7 @@ def test_other_wikipedia_languages_get_the_papers_rule(lang, backend):
         ("mr", "सण॥ ॥२८॥", ["सण", "॥", "॥", "२८", "॥"]),
         ("bn", "দিবস।বাংলাদেশে", ["দিবস", "।", "বাংলাদেশে"]),  # no space after the danda
         ("hy", "Սանտյագոն։Հյուսիսից", ["Սանտյագոն", "։", "Հյուսիսից"]),
+        ("vi", "nhị canh。phó Giao，kỳ", ["nhị", "canh", "。", "phó", "Giao", "，", "kỳ"]),
         ("en", "Dr. Smith of the U.S. left.", ["Dr.", "Smith", "of", "the", "U.S.", "left", "."]),
         # spaCy's ar and fa split a final "." only after an upper-case letter (real NTREX: "سبتمبر 2009.")
         ("ar", "في سبتمبر 2009. عمره 40 عامًا.", ["في", "سبتمبر", "2009", ".", "عمره", "40", "عامًا", "."]),
