@@ -2,6 +2,7 @@
 (UsageError) that says what to fix, instead of a worker traceback after hours of work."""
 from __future__ import annotations
 
+import difflib
 import os
 
 from apache_beam.io.filesystems import FileSystems
@@ -22,7 +23,7 @@ def parse_lang_paths(values: list[str] | None, flag: str, known_langs) -> dict[s
         if not sep or not lang or not path:
             raise UsageError(f"{flag} {value!r}: expected LANG=PATH, e.g. {flag} en=enwiki-latest-pages-articles.xml.bz2")
         if lang not in known_langs:
-            raise UsageError(f"{flag} {value!r}: unknown language {lang!r}; supported: {' '.join(sorted(known_langs))}")
+            raise UsageError(f"{flag} {value!r}: unknown language {lang!r}; {_known_codes_hint(lang, known_langs)}")
         try:
             found = FileSystems.exists(path)
         except ValueError:  # Beam has no filesystem for this scheme without its extra
@@ -33,6 +34,16 @@ def parse_lang_paths(values: list[str] | None, flag: str, known_langs) -> dict[s
         check_input_file(flag, value, path)
         by_lang.setdefault(lang, []).append(path)
     return by_lang
+
+
+def _known_codes_hint(lang: str, known_langs) -> str:
+    """The codes a short list can name; for Wikipedia's ~340, the nearest ones and where the rest are."""
+    known = sorted(known_langs)
+    if len(known) <= 30:
+        return f"supported: {' '.join(known)}"
+    near = [lang.lower()] if lang.lower() in known_langs else difflib.get_close_matches(lang.lower(), known, n=3, cutoff=0.5)
+    guess = f"did you mean {' or '.join(near)}? " if near else ""
+    return f"{guess}it takes a Wikipedia language code ({len(known)} known, e.g. en de fr ja zh; corpora/languages.py lists them)"
 
 
 def check_input_file(flag: str, value: str, path: str) -> None:

@@ -64,6 +64,12 @@ def test_lang_path_errors_are_one_line(tmp_path):
         with pytest.raises(SystemExit, match=message) as err:
             input_checks.parse_lang_paths([bad], "--dump", {"en"})
         assert "\n" not in str(err.value)
+    # Wikipedia's ~340 codes are not listed in the line; the nearest one is named
+    from corpora.languages import WIKIPEDIA_LANGUAGES
+
+    with pytest.raises(SystemExit) as err:
+        input_checks.parse_lang_paths([f"EN={dump}"], "--dump", WIKIPEDIA_LANGUAGES)
+    assert "did you mean en?" in str(err.value) and len(str(err.value)) < 250
 
 
 def test_pipelines_run_with_fewer_garbage_collections_and_the_collector_is_restored_after():
