@@ -237,8 +237,22 @@ def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
         totals = [totals[0] + e, totals[1] + a, totals[2] + u]
         print(f"{lang:<6}{e:>10,}{a:>12,}{u:>14,}{a + u:>10,}", file=stream)
     print(f"{'total':<6}{totals[0]:>10,}{totals[1]:>12,}{totals[2]:>14,}{totals[1] + totals[2]:>10,}", file=stream)
+    for lang in sorted(values):
+        if not values[lang].get("entities/with_examples"):
+            print(_no_examples_note(lang, values[lang]), file=stream)
     common.print_count_table(values, stream)
     print(f"\ndone in {seconds:.1f}s", file=stream)
+
+
+def _no_examples_note(lang: str, counts: dict) -> str:
+    """A language with no rows gets a line that says why, rather than a row of zeros alone."""
+    above, below = counts.get("entities/above_min_mentions", 0), counts.get("entities/below_min_mentions", 0)
+    if above:
+        return f"note: {lang}: no examples although {above:,} entities have enough mentions; see the counts below"
+    links, missing = counts.get("mentions/links", 0), counts.get("mentions/missing_target", 0)
+    flag = "--min_mentions_en" if lang == "en" else "--min_mentions"
+    return (f"note: {lang}: no examples: no entity has enough mentions ({below:,} have fewer; {missing:,} of "
+            f"{links:,} links point to pages the dump lacks); a bigger dump or a lower {flag} gives some")
 
 
 if __name__ == "__main__":

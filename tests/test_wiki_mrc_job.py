@@ -199,6 +199,24 @@ def test_bundled_sample_runs_every_tokeniser_family_and_reports_bad_pages(tmp_pa
     assert reasons["malformed_xml"] >= 1 and reasons["not_utf8"] >= 1 and reasons["empty_page"] >= 1
 
 
+def test_a_language_without_examples_gets_a_line_saying_why():
+    import io
+
+    import pyarrow as pa
+
+    from corpora.schemas import STATS_SCHEMA
+    from pipelines.wiki_mrc import print_summary
+
+    counts = [("de", "entities/below_min_mentions", 44), ("en", "entities/above_min_mentions", 2),
+              ("en", "entities/with_examples", 2), ("en", "examples/answerable", 20)]
+    stats = pa.Table.from_pylist([dict(zip(("lang", "metric", "value"), c)) for c in counts], schema=STATS_SCHEMA)
+    printed = io.StringIO()
+    print_summary(stats, 1.0, printed)
+    notes = [line for line in printed.getvalue().splitlines() if line.startswith("note:")]
+    assert notes == ["note: de: no examples: no entity has enough mentions (44 have fewer; 0 of 0 links point to pages "
+                     "the dump lacks); a bigger dump or a lower --min_mentions gives some"]
+
+
 def test_same_seed_same_bytes_whatever_workers_and_seed_matters(tmp_path):
     run_job(tmp_path / "one", "--direct_num_workers", "1")
     run_job(tmp_path / "two", "--direct_num_workers", "2", "--direct_running_mode", "multi_threading")
