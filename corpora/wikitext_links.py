@@ -125,7 +125,7 @@ def _render_link(body: str, nested: bool, following: str, out: list[str], target
     normalised = normalise_title(title) if kind is None else ""
     if not normalised:  # another namespace, another wiki, or a same-page "#Section" link
         # "[[#Section]]" at a line's start shows "#Section"; the mark keeps the list pass off its "#"
-        out.append(NOWIKI_EDGE + shown if shown[:1] in _LIST_MARKER_CHARS else shown)
+        out.append(NOWIKI_EDGE + shown if shown and shown[0] in _LIST_MARKER_CHARS else shown)
         return used
     core = shown.strip(" ")
     if not core:
