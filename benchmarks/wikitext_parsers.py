@@ -99,9 +99,17 @@ def _target(raw: str) -> str:
     return title[:1].upper() + title[1:]
 
 
+def _names_section_page(shown: str, page: str) -> bool:
+    """A link to a section counts only when its text is the page's name (with or without its
+    qualifier): "[[Paris#History|Paris]]" does, "[[KDE#Plasma|KDE Plasma Desktop]]" does not."""
+    shown = _visible(shown).casefold()
+    return shown in (page.casefold(), re.sub(r"\s*\([^()]*\)$", "", page).casefold())
+
+
 def reference_article_links(wikitext: str) -> Counter:
     """(target, visible text) of every article link outside comments, references, templates, tables,
-    files, categories and interlanguage links, counted."""
+    files, categories and interlanguage links, counted; a link to a section only when its text names
+    the page."""
     text = _PAIRED.sub("", _SELF_CLOSED.sub("", _COMMENT.sub("", wikitext)))
     count = 1
     while count:
@@ -120,6 +128,9 @@ def reference_article_links(wikitext: str) -> Counter:
                 return label if bar else target
         if not _target(target) or "\n" in target:
             return label if bar else target
+        shown = label if bar and label else target
+        if "#" in html.unescape(target) and not _names_section_page(shown, _target(target)):
+            return shown
         links.append((_target(target), label if bar and label else target))
         return "\x00%d\x00" % (len(links) - 1)
 

@@ -55,6 +55,21 @@ def normalise_title(raw: str) -> str:
     return _upper_first(title) if title else title
 
 
+def has_fragment(raw: str) -> bool:
+    """Whether a link target names a section ("KDE#Plasma", "KDE&#35;Plasma"), not a whole page."""
+    title = html.unescape(raw) if "&" in raw else raw
+    if "%" in title:
+        title = unquote(title)
+    return "#" in title
+
+
+def names_page(text: str, title: str) -> bool:
+    """Whether a link's text is the page's name: its title or the title without its "(qualifier)",
+    up to case, underscores and runs of spaces."""
+    folded = " ".join(text.replace("_", " ").split()).casefold()
+    return folded == title.casefold() or folded == strip_qualifier(title).casefold()
+
+
 _QUALIFIER_RE = re.compile(r"\s*\([^()]*\)\s*$")
 
 

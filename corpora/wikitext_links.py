@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from corpora.languages import WikiLanguage
-from corpora.titles import normalise_title, strip_qualifier
+from corpora.titles import has_fragment, names_page, normalise_title, strip_qualifier
 from corpora.wikitext_lines import HTML_TAG_RE, URL_START_RE
 from corpora.wikitext_markers import ANCHOR_CLOSE, ANCHOR_INDEX_END, ANCHOR_OPEN, KEPT_SPACE, NOWIKI_EDGE, append_after_cut
 
@@ -129,6 +129,12 @@ def _render_link(body: str, nested: bool, following: str, out: list[str], target
         return used
     core = shown.strip(" ")
     if not core:
+        out.append(shown)
+        return used
+    if "#" in title and has_fragment(title) and not names_page(core.replace(KEPT_SPACE, " "), normalised):
+        # A link to a section whose text names the section's topic, not the page ("[[KDE#Plasma|KDE
+        # Plasma Desktop]]", "[[Anarchism in France#Today|France]]"): no mention of the page. (The
+        # paper's WikiExtractor links kept the fragment in the target, so they matched no article.)
         out.append(shown)
         return used
     if "  " in core:  # internal double spaces are the link's own text: protect them from collapsing
