@@ -92,7 +92,7 @@ def span_projection(pairs, predicted, gold, english: str, max_gap: int, spacy_mo
                     target_lang: str | None) -> dict[str, float]:
     from spacy.tokens import Doc
 
-    from corpora.answer_spans import PUNCTUATION_RULES_ONLY, answer_words, project_answer
+    from corpora.answer_spans import PUNCTUATION_RULES_ONLY, answer_words, drop_overlapping, project_answer
     from corpora.ner_spans import informative_spans, load_ner_pipeline
     from corpora.words import stop_words
 
@@ -109,15 +109,22 @@ def span_projection(pairs, predicted, gold, english: str, max_gap: int, spacy_mo
             links = {(j, i) for i, j in links}
             sure = {(j, i) for i, j in sure}
         kept, _ = informative_spans(words, [(e.start, e.end, e.label_) for e in doc.ents], en_stop)
+        answers = []  # clism_pairs' project step: each span, then answers that share target words go
+        for span in kept:
+            mine = project_answer(links, words, target_words, span.start, span.end, span.label, max_gap, en_stop,
+                                  target_answer_words)
+            if not isinstance(mine, str):
+                answers.append((span, mine.start, mine.end))
+        answers, _ = drop_overlapping(answers)
+        emitted_of = {(span.start, span.end): (start, end) for span, start, end in answers}
         for span in kept:
             reference = project_span(sure, span.start, span.end, max_gap=10_000)
             if isinstance(reference, str):
                 continue
             spans += 1
-            mine = project_answer(links, words, target_words, span.start, span.end, span.label, max_gap, en_stop,
-                                  target_answer_words)  # clism_pairs' project step
-            rejected += isinstance(mine, str)
-            exact += not isinstance(mine, str) and (mine.start, mine.end) == reference
+            mine = emitted_of.get((span.start, span.end))
+            rejected += mine is None
+            exact += mine == reference
     emitted = spans - rejected
     return {"spans": spans, "exact": exact / spans if spans else 0.0, "rejected": rejected / spans if spans else 0.0,
             "exact_of_emitted": exact / emitted if emitted else 0.0}

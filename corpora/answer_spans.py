@@ -79,6 +79,19 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
     return Answer(start, end, (start, end) != projected)
 
 
+def drop_overlapping(answers: list[tuple]) -> tuple[list[tuple], int]:
+    """(item, start, end) answers of one pair -> those whose target words no other answer shares, and
+    how many went. Two English names answered by the same target words ("U.S." and "South Carolina"
+    -> サウスカロライナ) are at least one wrong, and which one is not known: on the four gold sets,
+    16 of 40 answers that overlap another were exact (fast_align and eflomal), the others 56-83%
+    per set."""
+    if len(answers) < 2:
+        return answers, 0
+    kept = [a for k, a in enumerate(answers)
+            if not any(j != k and b[1] <= a[2] and a[1] <= b[2] for j, b in enumerate(answers))]
+    return kept, len(answers) - len(kept)
+
+
 @functools.lru_cache(maxsize=None)
 def answer_words(lang: str) -> AnswerWords:
     """Short stop words are articles, prepositions and particles (am, τη, το, の, いる); longer ones

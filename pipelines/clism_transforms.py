@@ -27,7 +27,7 @@ from apache_beam.metrics import Metrics
 
 from corpora import parallel
 from corpora.aligners import EflomalAligner, FastAlignAligner, SimAlignAligner
-from corpora.answer_spans import answer_words, project_answer
+from corpora.answer_spans import answer_words, drop_overlapping, project_answer
 from corpora.ner_spans import NER_CACHE_ENTRIES, CachedNer, Span, informative_spans, load_ner_pipeline
 from corpora.seeding import stable_hash
 from corpora.words import get_tokenizer, stop_words
@@ -229,6 +229,9 @@ class _ProjectingDoFn(TallyingDoFn):
             if answer.repaired:
                 counts["project", "edges_trimmed", lang] += 1
             projected.append((span, answer.start, answer.end))
+        projected, overlapping = drop_overlapping(projected)
+        if overlapping:
+            counts["project", "overlapping_answers", lang] += overlapping
         if not projected:
             counts["pairs", "no_span_projected", lang] += 1
             return

@@ -110,7 +110,7 @@ def test_sample_stats_account_for_every_line_and_row(sample_run):
         dropped = stats.get((lang, "pairs/no_span"), 0) + stats.get((lang, "pairs/no_span_projected"), 0)
         assert kept[lang] + dropped == 42
         projected_away = sum(stats.get((lang, f"project/{reason}"), 0)
-                             for reason in ("unaligned", "scattered", "target_only_stop_words"))
+                             for reason in ("unaligned", "scattered", "target_only_stop_words", "overlapping_answers"))
         assert stats[(lang, "ner/informative_spans")] == spans[lang] + projected_away
 
 
@@ -231,6 +231,17 @@ def test_answers_aligned_to_function_words_are_dropped():
     assert not uninformative_answer(["Die", "Zeit"], ["Die", "Zeit"], "ORG", de)
     # a value of short function words only ("all night" -> το), but not a number word ("six" -> έξι)
     assert uninformative_answer(["all", "night"], ["το"], "TIME", el) and not uninformative_answer(["six"], ["έξι"], "CARDINAL", el)
+
+
+def test_answers_that_share_target_words_are_dropped():
+    from corpora.answer_spans import drop_overlapping
+
+    # real NTREX en-ja (simalign): "U.S." and "South Carolina" both -> サウスカロライナ
+    kept, dropped = drop_overlapping([("U.S.", 3, 3), ("South Carolina", 3, 3), ("Trump", 0, 0)])
+    assert kept == [("Trump", 0, 0)] and dropped == 2
+    kept, dropped = drop_overlapping([("French", 2, 2), ("Turkish", 2, 3), ("EU", 5, 5)])
+    assert kept == [("EU", 5, 5)] and dropped == 2
+    assert drop_overlapping([("a", 0, 1), ("b", 2, 3)]) == ([("a", 0, 1), ("b", 2, 3)], 0)
 
 
 def _trimmed(source: str, target: str, links, label: str, lang: str) -> str:
