@@ -312,6 +312,38 @@ def _split_edge_marks(tokens: list[str]) -> list[str]:
     return out
 
 
+# Sacremoses splits off every character outside Perl's \p{Alnum}, and ~550 combining marks are
+# outside it: the Myanmar asat and the Khmer coeng, which sit inside words ("မြန်မာ" came out as
+# မြန / ် / မာ), Arabic and Hebrew vowel points, the accents of decomposed Latin text. A word never
+# starts with a combining mark, and a letter glued to a mark in the text belongs to the same word, so
+# such pieces are joined again where the text had no space between them.
+@functools.lru_cache(maxsize=None)
+def _combining_mark_re() -> re.Pattern:
+    marks = "".join(chr(c) for c in range(0x300, 0x10000) if unicodedata.category(chr(c)) in ("Mn", "Mc", "Me"))
+    return re.compile(f"[{re.escape(marks)}]")
+
+
+def _rejoin_split_marks(words: list[str], text: str) -> list[str]:
+    out: list[str] = []
+    cursor = 0
+    for word in words:
+        at = text.find(word, cursor)
+        if at < 0:  # Moses changed a word (it does not with escape=False): keep its words unjoined
+            return words
+        if at == cursor and out and _continues_word(out[-1][-1], word[0]):
+            out[-1] += word
+        else:
+            out.append(word)
+        cursor = at + len(word)
+    return out
+
+
+def _continues_word(last: str, first: str) -> bool:
+    """A piece that starts with a combining mark, or a letter right after one, is the same word."""
+    first_kind = unicodedata.category(first)[0]
+    return first_kind == "M" or (first_kind == "L" and unicodedata.category(last)[0] == "M")
+
+
 def _build_moses(lang: str, joins_with_space: bool = True) -> WordTokenizer:
     from sacremoses import MosesTokenizer
 
@@ -363,38 +395,6 @@ def _build_generic(lang: str) -> WordTokenizer:
     if _spacy_has(lang):
         return _SpacyTokenizer(lang, lang not in UNSPACED, _blank_spacy_tokenizer(lang))
     return _build_moses(lang, lang not in UNSPACED)
-
-
-# Sacremoses splits off every character outside Perl's \p{Alnum}, and ~550 combining marks are
-# outside it: the Myanmar asat and the Khmer coeng, which sit inside words ("မြန်မာ" came out as
-# မြန / ် / မာ), Arabic and Hebrew vowel points, the accents of decomposed Latin text. A word never
-# starts with a combining mark, and a letter glued to a mark in the text belongs to the same word, so
-# such pieces are joined again where the text had no space between them.
-@functools.lru_cache(maxsize=None)
-def _combining_mark_re() -> re.Pattern:
-    marks = "".join(chr(c) for c in range(0x300, 0x10000) if unicodedata.category(chr(c)) in ("Mn", "Mc", "Me"))
-    return re.compile(f"[{re.escape(marks)}]")
-
-
-def _rejoin_split_marks(words: list[str], text: str) -> list[str]:
-    out: list[str] = []
-    cursor = 0
-    for word in words:
-        at = text.find(word, cursor)
-        if at < 0:  # Moses changed a word (it does not with escape=False): keep its words unjoined
-            return words
-        if at == cursor and out and _continues_word(out[-1][-1], word[0]):
-            out[-1] += word
-        else:
-            out.append(word)
-        cursor = at + len(word)
-    return out
-
-
-def _continues_word(last: str, first: str) -> bool:
-    """A piece that starts with a combining mark, or a letter right after one, is the same word."""
-    first_kind = unicodedata.category(first)[0]
-    return first_kind == "M" or (first_kind == "L" and unicodedata.category(last)[0] == "M")
 
 
 @functools.lru_cache(maxsize=None)
