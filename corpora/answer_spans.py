@@ -49,7 +49,8 @@ class AnswerWords(NamedTuple):
     name_edge_words: frozenset[str]  # what a name's answer may lose at an edge
     value_edge_words: frozenset[str]  # what a value's may: stop words of 1-3 characters but numbers
     # German capitalises nouns, and spaCy's German list holds some ("Uhr", "Tag"): in "um 15:00 Uhr"
-    # (3 p.m.) "um" is a function word, "Uhr" is not. A capitalised word past the first is kept.
+    # (3 p.m.) "um" is a function word, "Uhr" is not. A capitalised word that does not open a
+    # sentence is kept.
     capitalises_nouns: bool = False
 
 

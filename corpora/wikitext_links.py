@@ -131,7 +131,7 @@ def _render_link(body: str, nested: bool, following: str, out: list[str], target
     if not core:
         out.append(shown)
         return used
-    if "#" in title and has_fragment(title) and not names_page(core.replace(KEPT_SPACE, " "), normalised):
+    if "#" in title and has_fragment(title) and not names_page(core, normalised):
         # A link to a section whose text names the section's topic, not the page ("[[KDE#Plasma|KDE
         # Plasma Desktop]]", "[[Anarchism in France#Today|France]]"): no mention of the page. (The
         # paper's WikiExtractor links kept the fragment in the target, so they matched no article.)
