@@ -55,6 +55,7 @@ import uuid
 import zlib
 
 import dask.bag as db
+import distributed
 from apache_beam import DoFn, ParDo
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.pipeline import PipelineVisitor
@@ -338,8 +339,21 @@ class DaskRunnerResult(beam_dask.DaskRunnerResult):
     shuffle_dir: str | None = None  # removed when the pipeline has ended
 
     def wait_until_finish(self, duration=None) -> str:
+        """Waits for the futures, then raises the first one's error, as Beam's does, but without
+        gathering their results: Beam's `as_completed(..., with_results=True)` once waited forever
+        here (slow suite, 2026-11-25) with every task finished on the scheduler and nothing
+        processing, as in dask/distributed#7331."""
         try:
-            return super().wait_until_finish(duration)
+            try:
+                distributed.wait(self.futures, timeout=None if duration is None else duration / 1000)
+                failed = next((future for future in self.futures if future.status in ("error", "cancelled")), None)
+                if failed is not None:
+                    failed.result()  # the worker's exception, raised here
+                self._state = PipelineState.DONE
+            except BaseException:
+                self._state = PipelineState.FAILED
+                raise
+            return self._state
         finally:
             if self._state in (PipelineState.DONE, PipelineState.FAILED):
                 self.client.close()

@@ -199,6 +199,22 @@ def partitions_in_a_fresh_process(hash_seed: str) -> dict[str, list[int]]:
     return json.loads(result.stdout)
 
 
+def test_a_worker_error_fails_the_pipeline_on_the_client(dask_cluster):
+    """wait_until_finish waits without gathering results (dask/distributed#7331) and still raises
+    the first failed task's exception, as Beam's DaskRunner does."""
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.runners.runner import PipelineState
+
+    options = PipelineOptions(["--dask_scheduler_file", str(dask_cluster)])
+    pipeline = beam.Pipeline(runner=beam_dask_runner.DaskRunner(), options=options)
+    _ = pipeline | beam.Create([1, 2, 3, 4]) | beam.Map(lambda x: 12 // (x - 3))  # pickled by value
+    result = pipeline.run()
+    with pytest.raises(ZeroDivisionError):
+        result.wait_until_finish()
+    assert result.state == PipelineState.FAILED
+
+
 def test_disk_shuffle_partitions_keys_the_same_in_every_process():
     """A key's output partition may not depend on the process: each worker writes its keys' pieces
     itself. Python's hash() of str/bytes does (two seeds give different partitions: the check can
