@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
+from corpora.text_lines import decode_line
+
 PIPE = " ||| "
 
 
@@ -88,13 +90,6 @@ def count_lines(stream) -> int:
     return n + (last != b"\n")
 
 
-def _decode(raw: bytes) -> str | None:
-    try:
-        return raw.decode("utf-8").rstrip("\r\n")
-    except UnicodeDecodeError:
-        return None
-
-
 def check_pair(pair_id: str, tgt_lang: str, first: str, second: str, english_first: bool,
                max_words: int) -> ParallelPair | BadLine:
     """Normalise whitespace and apply the line rules to one pair of sides."""
@@ -115,7 +110,7 @@ def read_single_file(lines: Iterable[bytes], source: PairSource, name: str, max_
     """Pairs from one TSV or `|||` file given as raw byte lines; the format is detected if None."""
     for number, raw in enumerate(lines, 1):
         pair_id = f"{name}:{number}"
-        line = _decode(raw)
+        line = decode_line(raw)
         if line is None:
             yield BadLine(pair_id, source.tgt_lang, "not_utf8", raw[:200].decode("utf-8", "replace"))
             continue
@@ -141,7 +136,7 @@ def read_two_files(first_lines: Iterable[bytes], second_lines: Iterable[bytes], 
     """Pairs from two line-aligned files (their line counts are checked before the job starts)."""
     for number, (raw_a, raw_b) in enumerate(zip(first_lines, second_lines), 1):
         pair_id = f"{name}:{number}"
-        a, b = _decode(raw_a), _decode(raw_b)
+        a, b = decode_line(raw_a), decode_line(raw_b)
         if a is None or b is None:
             bad = raw_a if a is None else raw_b
             yield BadLine(pair_id, source.tgt_lang, "not_utf8", bad[:200].decode("utf-8", "replace"))

@@ -31,6 +31,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from corpora import vocap
 from corpora.schemas import ALLOCATION_SCHEMA, ALP_SCHEMA
+from corpora.text_lines import decode_line
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from corpora.seeding import stable_hash
 from corpora.wikitext import WIKIPEDIA_LANGUAGES
@@ -127,12 +128,12 @@ class ReadMonoFn(TallyingDoFn):
             with FileSystems.open(path) as f:
                 for number, raw in enumerate(iter(f.readline, b""), 1):
                     self.tally("read", "lines", lang)
-                    try:
-                        line = raw.decode("utf-8").strip()
-                    except UnicodeDecodeError:
+                    line = decode_line(raw)
+                    if line is None:
                         self.tally("read", "not_utf8", lang)
                         yield dead_letter(path, str(number), "read", "not_utf8", raw.decode("utf-8", "replace"))
                         continue
+                    line = line.strip()
                     if not line:
                         self.tally("read", "empty", lang)
                         continue

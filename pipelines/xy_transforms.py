@@ -24,6 +24,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from corpora import parallel, sinkhorn, xy_shards
 from corpora.schemas import XY_PAIR_PROBS_SCHEMA
+from corpora.text_lines import decode_line
 from pipelines import beam_outputs, common
 from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 
@@ -74,12 +75,12 @@ class ReadMonoFn(TallyingDoFn):
         with FileSystems.open(path) as f:  # compression from the extension
             for number, raw in enumerate(_lines(f), 1):
                 counts["lines"] += 1
-                try:
-                    text = raw.decode("utf-8").strip()
-                except UnicodeDecodeError:
+                text = decode_line(raw)
+                if text is None:
                     counts["not_utf8"] += 1
                     yield dead_letter(path, str(number), "read", "not_utf8", raw[:200].decode("utf-8", "replace"))
                     continue
+                text = text.strip()
                 if not text:
                     counts["empty"] += 1
                     continue

@@ -5,6 +5,7 @@ import io
 
 import pytest
 
+from corpora.text_lines import decode_line
 from corpora.parallel import (
     BadLine,
     PairSource,
@@ -73,3 +74,17 @@ def test_two_files_are_zipped_and_whitespace_normalised():
 @pytest.mark.parametrize("text,n", [("", 0), ("a\n", 1), ("a\nb", 2), ("a\nb\n", 2), ("\n\n\n", 3)])
 def test_count_lines_counts_a_last_line_without_newline(text, n):
     assert count_lines(io.BytesIO(text.encode())) == n
+
+
+def test_byte_order_marks_and_windows_line_ends_are_not_text():
+    # A BOM opens files saved on Windows, and each part of files joined with `cat`.
+    data = "\ufeffParis is big .\tParis est grande .\r\n\ufeffHi\t\ufeffSalut\r\n".encode("utf-8")
+    pairs = list(read_single_file(io.BytesIO(data).readlines(), EN_FR, "f", 100))
+    assert pairs == [ParallelPair("f:1", "fr", "Paris is big .", "Paris est grande ."), ParallelPair("f:2", "fr", "Hi", "\ufeffSalut")]
+    en, fr = lines("\ufeffHello\r\n"), [b"\xef\xbb\xbfBonjour\r\n"]
+    assert list(read_two_files(en, fr, EN_FR, "f", 100)) == [ParallelPair("f:1", "fr", "Hello", "Bonjour")]
+
+
+def test_decode_line_keeps_a_mark_inside_the_text_and_rejects_bad_bytes():
+    assert decode_line("\ufeff\ufeffa\ufeffb\n".encode("utf-8")) == "a\ufeffb"
+    assert decode_line(b"caf\xe9\n") is None

@@ -110,3 +110,13 @@ def test_tables_load_as_card_configs(sample_run, tmp_path):
         assert loaded.num_rows == pq.read_metadata(out / name).num_rows
         assert loaded.features == datasets.Features.from_arrow_schema(schema)
     assert "license: apache-2.0" in (out / "README.md").read_text()
+
+
+def test_monolingual_lines_lose_byte_order_marks_and_line_ends(tmp_path):
+    # A file saved on Windows, then another part appended with `cat`: neither mark is text.
+    mono = tmp_path / "fr.txt"
+    mono.write_bytes("\ufeffBonjour le monde\r\n\ufeffSalut\r\n".encode("utf-8"))
+    read = job.ReadMonoFn(max_sentences=10, seed=0)
+    read.start_bundle()
+    [(lang, sentences, characters)] = [out for out in read.process(("fr", [str(mono)])) if isinstance(out, tuple)]
+    assert (lang, sentences, characters) == ("fr", ["Bonjour le monde", "Salut"], 21)

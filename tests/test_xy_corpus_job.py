@@ -292,3 +292,14 @@ def test_mrtd_and_trtd_load_as_two_configs_with_their_full_schemas(sample_run, t
         assert list(pandas.read_parquet(out / "data" / config).columns) == schema.names
     default = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"))["train"]
     assert default.column_names == XY_MRTD_SCHEMA.names
+
+
+def test_monolingual_lines_lose_byte_order_marks_and_line_ends(tmp_path):
+    from pipelines.xy_transforms import ReadMonoFn
+
+    mono = tmp_path / "fr.txt"
+    mono.write_bytes("\ufeffBonjour le monde\r\n\ufeffSalut\r\n".encode("utf-8"))
+    read = ReadMonoFn()
+    read.start_bundle()
+    batches = [out for out in read.process(("fr", "fr.txt", str(mono))) if isinstance(out, tuple)]
+    assert batches == [("fr", "fr.txt", [(1, "Bonjour le monde"), (2, "Salut")])]
