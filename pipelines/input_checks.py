@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Callable
 
 from apache_beam.io.filesystems import FileSystems
 
@@ -15,8 +16,14 @@ class UsageError(SystemExit):
         super().__init__(f"error: {message}")
 
 
-def parse_lang_paths(values: list[str] | None, flag: str, known_langs) -> dict[str, list[str]]:
-    """`--dump en=/x.bz2 --dump en=/y.bz2` -> {'en': ['/x.bz2', '/y.bz2']}, validated."""
+def parse_lang_paths(values: list[str] | None, flag: str, known_langs,
+                     skip_in_patterns: Callable[[str], bool] | None = None) -> dict[str, list[str]]:
+    """`--dump en=/x.bz2 --dump en=/y.bz2` -> {'en': ['/x.bz2', '/y.bz2']}, validated.
+
+    A PATH with a wildcard (`*`, `?`, `[`) stands for every file it matches, in name order, on any
+    Beam filesystem (Wikipedia's large dumps come in parts: `--dump "en=enwiki-*-multistream*.bz2"`);
+    files for which `skip_in_patterns` is true are left out of a pattern's matches only (the parts'
+    index files match the same pattern)."""
     by_lang: dict[str, list[str]] = {}
     for value in values or []:
         lang, sep, path = value.partition("=")
@@ -24,16 +31,41 @@ def parse_lang_paths(values: list[str] | None, flag: str, known_langs) -> dict[s
             raise UsageError(f"{flag} {value!r}: expected LANG=PATH, e.g. {flag} en=enwiki-latest-pages-articles.xml.bz2")
         if lang not in known_langs:
             raise UsageError(f"{flag} {value!r}: unknown language {lang!r}; {_known_codes_hint(lang, known_langs)}")
-        try:
-            found = FileSystems.exists(path)
-        except ValueError:  # Beam has no filesystem for this scheme without its extra
-            scheme = path.split("://")[0]
-            raise UsageError(f"{flag} {value!r}: no filesystem for {scheme}:// paths; install it, e.g. pip install -e '.[gcp]' for gs://") from None
-        if not found:
-            raise UsageError(f"{flag} {value!r}: file not found: {path}")
-        check_input_file(flag, value, path)
-        by_lang.setdefault(lang, []).append(path)
+        paths = _matching_files(flag, value, path, skip_in_patterns) if is_pattern(path) else [path]
+        for one in paths:
+            _check_exists(flag, value, one)
+            check_input_file(flag, value, one)
+        by_lang.setdefault(lang, []).extend(paths)
     return by_lang
+
+
+def is_pattern(path: str) -> bool:
+    return any(char in path for char in "*?[")
+
+
+def _matching_files(flag: str, value: str, pattern: str, skip: Callable[[str], bool] | None) -> list[str]:
+    try:
+        matched = FileSystems.match([pattern])[0].metadata_list
+    except ValueError:  # Beam has no filesystem for this scheme without its extra
+        raise UsageError(_no_filesystem(flag, value, pattern)) from None
+    paths = sorted(m.path for m in matched if not (skip and skip(m.path)))
+    if not paths:
+        raise UsageError(f"{flag} {value!r}: no file matches {pattern}")
+    return paths
+
+
+def _check_exists(flag: str, value: str, path: str) -> None:
+    try:
+        found = FileSystems.exists(path)
+    except ValueError:  # Beam has no filesystem for this scheme without its extra
+        raise UsageError(_no_filesystem(flag, value, path)) from None
+    if not found:
+        raise UsageError(f"{flag} {value!r}: file not found: {path}")
+
+
+def _no_filesystem(flag: str, value: str, path: str) -> str:
+    scheme = path.split("://")[0]
+    return f"{flag} {value!r}: no filesystem for {scheme}:// paths; install it, e.g. pip install -e '.[gcp]' for gs://"
 
 
 def _known_codes_hint(lang: str, known_langs) -> str:

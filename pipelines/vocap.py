@@ -54,7 +54,8 @@ class VocapOptions(PipelineOptions):
     def _add_argparse_args(cls, parser):
         parser.add_argument("--mono", action="append", metavar="LANG=PATH",
                             help="monolingual text, one sentence or document per line; repeatable; any Beam "
-                            "filesystem path (.gz/.bz2 by extension). Without any, the bundled sample in 8 languages.")
+                            "filesystem path (.gz/.bz2 by extension), or a wildcard for every file it matches (en=cc/en/*.txt.gz). "
+                            "Without any, the bundled sample in 8 languages.")
         parser.add_argument("--vocab_size", type=int, default=None,
                             help=f"T, the merged model's size, special tokens included (default {FULL_VOCAB_SIZE:,} as "
                             f"the paper; {SAMPLE_VOCAB_SIZE:,} on the bundled sample)")

@@ -4,6 +4,7 @@ Damaged regions and unreadable indexes go to the dead letter; the rest of the du
 from __future__ import annotations
 
 import logging
+import re
 from typing import NamedTuple
 
 import apache_beam as beam
@@ -25,12 +26,26 @@ class DumpSpec(NamedTuple):
 
 
 def multistream_index_for(path: str) -> str | None:
-    """Wikipedia names the index of `X-multistream.xml.bz2` as `X-multistream-index.txt.bz2`."""
+    """Wikipedia names the index of `X-multistream.xml.bz2` as `X-multistream-index.txt.bz2`, and that
+    of a part of a large wiki's dump, `X-multistream3.xml-p151574p311329.bz2`, as
+    `X-multistream-index3.txt-p151574p311329.bz2`."""
+    index = None
     if path.endswith("multistream.xml.bz2"):
         index = path[: -len(".xml.bz2")] + "-index.txt.bz2"
-        if FileSystems.exists(index):
-            return index
+    elif part := _MULTISTREAM_PART_RE.search(path):
+        index = path[: part.start()] + "-multistream-index%s.txt-%s.bz2" % part.group("number", "pages")
+    if index and FileSystems.exists(index):
+        return index
     return None
+
+
+_MULTISTREAM_PART_RE = re.compile(r"-multistream(?P<number>\d+)\.xml-(?P<pages>p\d+p\d+)\.bz2$")
+_MULTISTREAM_INDEX_RE = re.compile(r"-multistream-index\d*\.txt(?:-p\d+p\d+)?\.bz2$")
+
+
+def is_multistream_index(path: str) -> bool:
+    """An index file, which a pattern for the dump's parts (`enwiki-*-multistream*.bz2`) also matches."""
+    return bool(_MULTISTREAM_INDEX_RE.search(path))
 
 
 def plan_reads(spec: DumpSpec, streams_per_range: int):

@@ -40,7 +40,9 @@ from corpora.languages import WIKIPEDIA_LANGUAGES
 from pipelines import beam_outputs, common, input_checks
 from pipelines.input_checks import UsageError
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
-from pipelines.wiki_dump_reading import DumpSpec, ReadDumps, language_profiles, multistream_index_for, siteinfo_namespaces
+from pipelines.wiki_dump_reading import (
+    DumpSpec, ReadDumps, is_multistream_index, language_profiles, multistream_index_for, siteinfo_namespaces,
+)
 from pipelines.wiki_mrc_entities import LinksByTargetFn, ResolveLinksFn, SelectMentionsFn, article_page_info
 from pipelines.wiki_mrc_transforms import (
     AssembleExamplesFn,
@@ -68,7 +70,8 @@ class WikiMrcOptions(PipelineOptions):
         parser.add_argument(
             "--dump", action="append", metavar="LANG=PATH",
             help="a pages-articles dump (.xml, .xml.bz2, or multistream .xml.bz2 with its -index.txt.bz2 beside it); "
-            "repeatable; any Beam filesystem path; LANG is any Wikipedia language code (the paper's 24 get their own "
+            "repeatable; any Beam filesystem path; a wildcard takes every part of a dump split in parts "
+            "(en=enwiki-latest-pages-articles-multistream*.bz2: the parts, not their indexes); LANG is any Wikipedia language code (the paper's 24 get their own "
             "tokenisers). Without any, the bundled sample (en, zh, th, ar, hi) is used.",
         )
         parser.add_argument("--query_words", type=int, default=50, help="Q: words of the definition article in the query (paper: 50)")
@@ -96,7 +99,7 @@ def plan(opts) -> tuple[list[DumpSpec], str]:
         if getattr(opts, name) < 1:
             raise UsageError(f"--{name} must be at least 1, got {getattr(opts, name)}")
     if opts.dump:
-        by_lang = input_checks.parse_lang_paths(opts.dump, "--dump", WIKIPEDIA_LANGUAGES)
+        by_lang = input_checks.parse_lang_paths(opts.dump, "--dump", WIKIPEDIA_LANGUAGES, skip_in_patterns=is_multistream_index)
     else:
         sample_dir = resources.files("corpora") / "samples" / "wiki"
         by_lang = {lang: [str(sample_dir / name)] for lang, name in SAMPLE_DUMPS.items()}

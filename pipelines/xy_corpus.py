@@ -58,7 +58,8 @@ class XyCorpusOptions(PipelineOptions):
         try:
             parser.add_argument("--mono", action="append", metavar="LANG=PATH",
                                 help="monolingual text, one sentence or document per line; repeatable; any Beam "
-                                "filesystem path (.gz/.bz2 by extension). Every bitext language needs some.")
+                                "filesystem path (.gz/.bz2 by extension), or a wildcard for every file it matches (en=cc/en/*.txt.gz). "
+                                "Every bitext language needs some.")
         except argparse.ArgumentError:
             # Beam parses every PipelineOptions subclass of the process into one parser, and vocap's
             # --mono (the same flag: append, LANG=PATH) is already there; this job reads its own

@@ -72,6 +72,17 @@ def test_lang_path_errors_are_one_line(tmp_path):
     assert "did you mean en?" in str(err.value) and len(str(err.value)) < 250
 
 
+def test_a_wildcard_path_stands_for_its_files_in_name_order(tmp_path):
+    for name in ("b.txt", "a.txt", "a-index.txt", "c.log"):
+        (tmp_path / name).write_text("x\n")
+    found = input_checks.parse_lang_paths([f"en={tmp_path}/*.txt", f"en={tmp_path}/c.log"], "--mono", {"en"},
+                                          skip_in_patterns=lambda path: "-index" in path)
+    assert found == {"en": [str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), str(tmp_path / "c.log")]}
+    with pytest.raises(SystemExit, match=r"no file matches .*/\*\.xml$") as err:
+        input_checks.parse_lang_paths([f"en={tmp_path}/*.xml"], "--mono", {"en"})
+    assert "\n" not in str(err.value)
+
+
 def test_pipelines_run_with_fewer_garbage_collections_and_the_collector_is_restored_after():
     import gc
 

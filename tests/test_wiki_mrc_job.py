@@ -13,7 +13,8 @@ from corpora.schemas import MRC_SCHEMA
 from corpora.titles import normalise_title, strip_qualifier
 from corpora.wikitext import parse_wikitext
 from corpora.words import get_tokenizer
-from pipelines import wiki_mrc, wiki_mrc_entities
+from pipelines import input_checks, wiki_dump_reading, wiki_mrc, wiki_mrc_entities
+from pipelines.wiki_dump_reading import is_multistream_index
 from pipelines.wiki_mrc_entities import LinksByTargetFn
 from pipelines.wiki_mrc_transforms import Article
 
@@ -236,6 +237,27 @@ def test_multistream_gives_the_same_rows_as_the_plain_dump(tmp_path, excerpt_run
     out = tmp_path / "out"
     run_job(out, "--dump", f"en={multi}", "--min_mentions_en", "2", "--streams_per_range", "2")
     assert rows(out) == rows(plain_out)
+
+
+@needs_excerpt
+def test_a_dump_in_parts_is_read_whole_through_a_wildcard_with_each_part_s_index(tmp_path, excerpt_run):
+    # Large wikis publish `X-multistream1.xml-p1p41242.bz2`, ... each with `X-multistream-index1.txt-p1p41242.bz2`.
+    plain_out, _ = excerpt_run
+    with bz2.open(EXCERPT, "rb") as f:
+        header, pages, footer = split_dump_pages(iter(lambda: f.read(1 << 20), b""))
+    half = len(pages) // 2
+    for number, (first, part) in enumerate([(1, pages[:half]), (half + 1, pages[half:])], 1):
+        span = f"p{first}p{first + len(part) - 1}"
+        write_multistream(part, header, footer, tmp_path / f"enwiki-x-pages-articles-multistream{number}.xml-{span}.bz2",
+                          tmp_path / f"enwiki-x-pages-articles-multistream-index{number}.txt-{span}.bz2", 10)
+    pattern = str(tmp_path / "enwiki-x-pages-articles-multistream*.bz2")  # matches the indexes too
+    [paths] = input_checks.parse_lang_paths([f"en={pattern}"], "--dump", {"en"}, is_multistream_index).values()
+    assert [wiki_dump_reading.multistream_index_for(p) is not None for p in paths] == [True, True]
+    out = tmp_path / "out"
+    run_job(out, "--dump", f"en={pattern}", "--min_mentions_en", "2", "--streams_per_range", "2")
+    assert rows(out) == rows(plain_out)
+    with pytest.raises(SystemExit, match="no file matches"):
+        wiki_mrc.run(["--output", str(tmp_path / "none"), "--dump", f"en={tmp_path}/frwiki-*.bz2"])
 
 
 @needs_excerpt
