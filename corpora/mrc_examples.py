@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from corpora.name_folding import fold_words
 
@@ -124,25 +125,79 @@ def build_context(
     Answers are every span equal to the anchor text up to case, and every span equal to the
     entity's title (`title_words`, e.g. its words with and without a "(qualifier)"): where the
     link said "the city", a later "Paris" in the context is a mention of the same entity too."""
-    anchor_words = tokenizer.tokenize(text[anchor_start:anchor_end])
+    glued = _glued_words(tokenizer, text, anchor_start, anchor_end) if tokenizer.joins_with_space else None
+    if glued is None:
+        glued = _GluedWords(anchor_start, [], tokenizer.tokenize(text[anchor_start:anchor_end]), [], anchor_end)
+    anchor_words = glued.anchor
     if not anchor_words or len(anchor_words) > context_words:
         return None
     room = context_words - len(anchor_words)
     xi = rng.randint(0, room)
+
+    def words_before(need: int) -> list[str]:
+        return _words_before(tokenizer, text, glued.start, need - len(glued.before)) + glued.before
+
+    def words_after(need: int) -> list[str]:
+        return glued.after + _words_after(tokenizer, text, glued.end, need - len(glued.after))
+
     # Only the words the window takes are tokenised (ξ before, C − ξ after), not C on each side:
     # the tokeniser is most of this function's cost. At an article edge the window slides inward
     # so that it still holds C words: fewer than ξ before (the start) asks for more after, and
     # fewer than C − ξ after (the end) asks for more before.
-    before = _words_before(tokenizer, text, anchor_start, xi)
+    before = words_before(xi)
     n_before = min(xi, len(before))
-    after = _words_after(tokenizer, text, anchor_end, room - n_before)
+    after = words_after(room - n_before)
     n_after = min(room - n_before, len(after))
     if len(before) < room - n_after and len(before) >= xi:  # the end came first; the start may not have
-        before = _words_before(tokenizer, text, anchor_start, room - n_after)
+        before = words_before(room - n_after)
     n_before = min(len(before), room - n_after)
     words = tuple(before[len(before) - n_before :]) + tuple(anchor_words) + tuple(after[:n_after])
     answers = answer_spans(words, [anchor_words, *title_words], tokenizer.joins_with_space)
     return Context(context_id, entity, mention_page, words, tuple(anchor_words), answers)
+
+
+# A run of characters glued to an anchor longer than this is not one word ("[[A]][[B]]" chains,
+# unspaced text in a spaced language): the anchor is then tokenised on its own, as elsewhere.
+_MAX_GLUED_CHARS = 40
+
+
+class _GluedWords(NamedTuple):
+    start: int  # char offset where the words glued before the anchor begin
+    before: list[str]
+    anchor: list[str]
+    after: list[str]
+    end: int  # char offset where the words glued after the anchor end
+
+
+def _glued_words(tokenizer, text: str, anchor_start: int, anchor_end: int) -> _GluedWords | None:
+    """The anchor tokenised together with what is written against it, as plain text is tokenised:
+    French and Italian elide an article onto a link ("l'[[Allemagne]]", "all'[[agricoltura]]"), and
+    links sit inside "Perl/[[PHP]]/Python" or "Bose–[[Einstein]]". Tokenised apart, "l'" is cut from
+    what follows it and spaCy splits it into "l" and "'" ("de l ' Allemagne"). None when nothing is
+    glued, or when the words do not break where the anchor starts and ends."""
+    start, floor = anchor_start, max(0, anchor_start - _MAX_GLUED_CHARS)
+    while start > floor and not text[start - 1].isspace():
+        start -= 1
+    end, ceiling = anchor_end, min(len(text), anchor_end + _MAX_GLUED_CHARS)
+    while end < ceiling and not text[end].isspace():
+        end += 1
+    if (start, end) == (anchor_start, anchor_end):
+        return None
+    if (start == floor and start > 0 and not text[start - 1].isspace()) or (end == ceiling and end < len(text) and not text[end].isspace()):
+        return None
+    words = tokenizer.tokenize(text[start:end])
+    breaks, position = {}, start  # char offset where a word starts -> its index
+    for k, word in enumerate(words):
+        at = text.find(word, position, end)
+        if at < 0:  # a word the tokeniser rewrote: its offsets are unknown
+            return None
+        breaks[at] = k
+        position = at + len(word)
+    first = breaks.get(anchor_start)
+    last = breaks.get(anchor_end, len(words)) if anchor_end < end else len(words)
+    if first is None or (anchor_end < end and anchor_end not in breaks) or first >= last:
+        return None
+    return _GluedWords(start, words[:first], words[first:last], words[last:], end)
 
 
 def lead_words(tokenizer, text: str, need: int) -> list[str]:

@@ -118,6 +118,26 @@ def test_anchor_longer_than_context_is_refused():
     assert ctx(text, s, e, c=20) is None
 
 
+def test_a_word_glued_to_the_anchor_is_tokenised_as_plain_text_tokenises_it():
+    # "l'[[Allemagne]]", "all'[[agricoltura]]", "Perl/[[PHP]]/Python": the words written against a
+    # link are tokenised with it, as in plain text ("l'"), not cut off from it ("l", "'"; "Perl/").
+    for lang, text, anchor in [("fr", "Les armées de l'Allemagne et de l'Autriche .", "Allemagne"),
+                               ("it", "una comunità dedita all'agricoltura e alla pesca", "agricoltura"),
+                               ("vi", "các ngôn ngữ như Perl/PHP/Python và Ruby", "PHP")]:
+        tokenizer = get_tokenizer(lang)
+        for c in (20, 5, 2):  # the glued word at every position of the window, the anchor at its start
+            for seed in range(4):
+                s = text.index(anchor)
+                context = build_context(tokenizer, text, s, s + len(anchor), c, random.Random(seed), "1:0", "E", 1)
+                words = tokenizer.tokenize(text)
+                assert " ".join(context.words) in " ".join(words)
+                assert context.anchor_words == (anchor,) and context.words[context.answers[0][0]] == anchor
+    # A glued run that is not split where the anchor starts keeps the anchor tokenised on its own.
+    fr, text = get_tokenizer("fr"), "jusqu'aujourd'hui rien"
+    context = build_context(fr, text, text.index("hui"), text.index("hui") + 3, 20, random.Random(0), "1:0", "E", 1)
+    assert context.anchor_words == ("hui",) and context.words[context.answers[0][0]] == "hui"
+
+
 def test_cut_words_at_window_edges_are_dropped():
     text, s, e = article(0, "Start", 0)
     text = "Supercalifragilistic " * 400 + text
