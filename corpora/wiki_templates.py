@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from corpora.italian_bio import render_bio
+
 Renderer = Callable[[list[str], dict[str, str]], str]
 
 
@@ -264,8 +266,20 @@ RENDERERS: dict[str, Renderer] = {
     "interlang": lambda positional, named: _arg(positional, 2) or _arg(positional, 1),  # ja {{Interlang|en|Title}}
     "tsl": _tsl, "link-en": _link_foreign, "link-ja": _link_foreign, "link-de": _link_foreign, "link-fr": _link_foreign,
     "sort": _sort, "sortkey": _sort, "sortname": lambda p, n: " ".join(x for x in p[:2] if x), "abbr": _abbr,
+    "bio": render_bio,  # it: the first sentence of a biography (corpora/italian_bio.py)
     "script": _second, "color": _second, "colour": _second, "font color": _last, "lang-ar": _lang_x,
 }
+
+
+# Quotations set apart from the text: kept in the body of an article, dropped at its very start,
+# where they are an epigraph (it "Abbie Hoffman" and "Antoine de Saint-Exupéry" open with one, and
+# the mPMR query is the page's first words).
+_BLOCK_QUOTATIONS = frozenset({"quote", "quotation", "cquote", "blockquote"})
+
+
+def is_block_quotation(body: str) -> bool:
+    bar = body.find("|")
+    return template_key(body if bar < 0 else body[:bar]) in _BLOCK_QUOTATIONS
 
 
 def render(body: str, render_nested: Callable[[str], str]) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from corpora.languages import WikiLanguage
-from corpora.wiki_templates import render as render_template
+from corpora.wiki_templates import is_block_quotation, render as render_template
 from corpora.wikitext_lines import decode_entities
 from corpora.wikitext_markers import NOWIKI_EDGE, NOWIKI_PROTECT, append_after_cut
 
@@ -207,7 +207,10 @@ def _cut_spans(text: str, spans: list[tuple[int, int]], depth: int = 0) -> str:
             append_after_cut(pieces, text[pos:start])
         shown = None
         if text.startswith("{{", start) and text[start + 2 : start + 3] != "{" and text.endswith("}}", 0, end):
-            shown = render_template(text[start + 2 : end - 2], _nested_renderer(depth))
+            body = text[start + 2 : end - 2]
+            # A quotation before any text of the page is its epigraph, not its first sentence.
+            if not (depth == 0 and is_block_quotation(body) and not any(piece.strip() for piece in pieces)):
+                shown = render_template(body, _nested_renderer(depth))
         if shown:
             pieces.append(shown)
         elif (
