@@ -50,11 +50,14 @@ def append_after_cut(pieces: list[str], piece: str) -> None:
             if first == " ":
                 piece = piece.lstrip(" ")
                 first = piece[:1]
-            if first in (",", ".", ")") and piece[:2] != "..":
+            if first in (",", ".", ")", ";") and piece[:2] != "..":
                 prev = prev.rstrip(" ")
                 last = prev[-1:]
         elif last == ";" and first in (",", ".", ")") and prev.endswith("&nbsp;"):  # "3500&nbsp;{{sc|bc}}."
             prev = prev[:-6].rstrip(" ")
+            last = prev[-1:]
+        if last == ":" and first in (")", ";"):
+            prev = _without_empty_label(prev)
             last = prev[-1:]
         if last == "(":
             if first in (" ", ",", ";"):
@@ -65,3 +68,20 @@ def append_after_cut(pieces: list[str], piece: str) -> None:
                 piece = piece[1:]
         pieces[-1] = prev
     pieces.append(piece)
+
+
+_LABEL_CHARS = 80  # "[[Alfabeto fonetico internazionale|IPA]]:" is 42
+
+
+def _without_empty_label(prev: str) -> str:
+    """"(IPA: {{IPA|..}})", "(pronuncia: {{IPA|..}}; Stoccolma ...)", "(en allemand : {{lang|de|..}})":
+    the template was the label's value, so the label goes with it (from the bracket or the ";" that
+    opens it) rather than leave "Catania (IPA:) è". A label is a few words, links allowed."""
+    tail = prev[-_LABEL_CHARS:]
+    opening = max(tail.rfind("("), tail.rfind(";"))
+    if opening < 0:
+        return prev
+    label = tail[opening + 1 : -1]
+    if not label.strip() or label.count(" ") > 5 or any(c in label for c in "()\n{}.") or label.count("[[") != label.count("]]"):
+        return prev
+    return prev[: len(prev) - len(tail) + opening + 1]

@@ -357,6 +357,11 @@ def test_whitespace_left_by_removed_markup_is_repaired():
     ("en", "Apollo ({{x}}. ) was a god.", "Apollo (.) was a god."),  # "." is not a separator here
     ("ja", "東京（{{x}}、{{y}}）は都市である。", "東京は都市である。"),
     ("ja", "東京（{{x}}、とうきょう）は都市である。", "東京（とうきょう）は都市である。"),
+    # A label whose value was the template goes with it (real itwiki, frwiki and viwiki leads)
+    ("it", "Catania ([[Alfabeto fonetico internazionale|IPA]]: {{IPA|[kaˈtanja]}}) è un comune", "Catania è un comune"),
+    ("it", "Nobel (pronuncia: {{IPA|x}}; Stoccolma, 1833) è", "Nobel (Stoccolma, 1833) è"),
+    ("fr", "Berlin (en allemand : {{Audio|Berlin.ogg}}) est", "Berlin est"),
+    ("en", "a (b) c: {{x}}) d", "a (b) c:) d"),  # no bracket opens the label: left as it is
 ])
 def test_what_dropped_templates_leave_in_brackets_and_between_separators_is_repaired(lang, wikitext, text):
     assert parse_wikitext(wikitext, lang).text == text
