@@ -48,8 +48,8 @@ _TITLE_RE = re.compile(rb"<title>(.*?)</title>", re.S)
 class RawPage:
     page_id: int
     title: str
-    ns: int
-    redirect: str | None  # the <redirect title="..."/> attribute, raw (not normalised)
+    ns: int | None  # None in dumps older than export schema 0.5, which have no <ns>: the title's prefix tells
+    redirect: str | None  # the <redirect title="..."/> attribute, raw (not normalised); "" for a bare <redirect/>
     text: str  # wikitext of the latest revision ("" if none)
 
 
@@ -343,7 +343,7 @@ def _parse_page(data: bytes, offset: int, source: str) -> RawPage | BadRecord:
         elif name == "id":
             page_id = child.text
         elif name == "redirect":
-            redirect = child.get("title")
+            redirect = child.get("title", "")  # "": a bare <redirect/> (export schema 0.4, 0.5)
         elif name == "revision":
             revision = child  # dumps list revisions oldest first: the last one is the latest
     if not title:
@@ -352,10 +352,11 @@ def _parse_page(data: bytes, offset: int, source: str) -> RawPage | BadRecord:
         page_id = int(page_id)
     except (TypeError, ValueError):
         return _bad(source, data, offset, "bad_page_id")
-    try:
-        ns = int(ns)
-    except (TypeError, ValueError):
-        return _bad(source, data, offset, "bad_namespace")
+    if ns is not None:  # dumps before export schema 0.5 (about 2010) have no <ns>: None, see RawPage
+        try:
+            ns = int(ns)
+        except ValueError:
+            return _bad(source, data, offset, "bad_namespace")
     text = ""
     if revision is not None:
         for child in revision:

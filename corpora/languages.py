@@ -201,6 +201,29 @@ class WikiLanguage:
     def template_prefixes(self) -> frozenset[str]:
         return frozenset({"template"} | {_namespace_key(n) for n in _ns_names(_DATA.get(self.code, {}), NS_TEMPLATE)})
 
+    def namespace_of_title(self, title: str) -> int:
+        """0 for an article's title, -1 for one under a namespace prefix ("Catégorie:X", "Talk:Y"): what
+        a dump older than export schema 0.5 says only through the title. The key of a namespace other
+        than the main one is not needed, only that it is not 0."""
+        colon = title.find(":")
+        if colon > 0 and self.prefix_kinds.get(_namespace_key(title[:colon])) in ("file", "category", "other"):
+            return -1
+        return 0
+
+    def redirect_in_text(self, text: str) -> str | None:
+        """The target of "#REDIRECT [[Target]]" (or a local synonym: "#WEITERLEITUNG") opening the text:
+        dumps older than export schema 0.6 mark a redirect only so (or with a bare <redirect/>)."""
+        head = text[:300].lstrip()
+        if not head.startswith("#"):
+            return None
+        lowered = head.lower()
+        for word in sorted(self.redirect_words, key=len, reverse=True):  # "#REDIRECTION" before "#REDIRECT"
+            if lowered.startswith(word.lower()):
+                match = _REDIRECT_LINK_RE.match(head, len(word))
+                if match:
+                    return match.group(1).strip()
+        return None
+
     @cached_property
     def prefix_kinds(self) -> dict[str, str]:
         """Lower-case link prefix -> "file" | "category" | "lang" | "self" | "other"."""
@@ -238,6 +261,10 @@ class WikiLanguage:
     def is_tail_section(self, heading: str) -> bool:
         key = " ".join(heading.strip(" :.").lower().split())
         return key in self.tail_sections
+
+
+# "#REDIRECT [[Target]]", "#REDIRECT: [[Target|x]]": the word, an optional colon, then the link.
+_REDIRECT_LINK_RE = re.compile(r"[ \t]*:?[ \t\n]*\[\[([^\]|\n]+)")
 
 
 def _namespace_key(name: str) -> str:

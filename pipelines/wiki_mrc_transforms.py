@@ -124,12 +124,19 @@ class ParsePagesFn(TallyingDoFn):
 
     def process(self, element):
         lang, page = element
-        if page.ns != 0:
+        language = self.languages.get(lang) or wiki_language(lang)
+        # Dumps before export schema 0.5 / 0.6 (about 2010) give no <ns> and no <redirect title=...> (at
+        # most a bare <redirect/>): the title's prefix and the text's "#REDIRECT [[...]]" tell.
+        ns = page.ns if page.ns is not None else language.namespace_of_title(page.title)
+        if ns != 0:
             self.tally("pages", "other_namespace", lang)
             return
         title = normalise_title(page.title)
-        if page.redirect is not None:
-            target = normalise_title(page.redirect)
+        redirect = page.redirect
+        if not redirect and (page.ns is None or redirect == ""):
+            redirect = language.redirect_in_text(page.text) or redirect
+        if redirect is not None:
+            target = normalise_title(redirect)
             if not target:
                 self.tally("pages", "dead_letter", lang)
                 yield dead_letter(lang, str(page.page_id), "parse", "empty_redirect_target", page.title)
@@ -138,7 +145,7 @@ class ParsePagesFn(TallyingDoFn):
             yield beam.pvalue.TaggedOutput("redirects", ((lang, title), PageInfo(page.page_id, target, False)))
             return
         try:
-            parsed = parse_wikitext(page.text, self.languages.get(lang) or wiki_language(lang))
+            parsed = parse_wikitext(page.text, language)
         except Exception as error:  # a parser bug on one page must not stop the job
             self.tally("pages", "dead_letter", lang)
             yield dead_letter(lang, str(page.page_id), "parse", f"parser_error:{type(error).__name__}", page.title)

@@ -532,3 +532,12 @@ def test_sample_entities_reach_the_job_thresholds(lang):
 
     kept = build_wiki_samples.entities_over_threshold(lang)
     assert len(kept) >= 3, kept
+
+
+def test_a_page_of_an_old_dump_has_no_namespace_and_a_bare_redirect():
+    # Export schema 0.3 has no <ns>; 0.4 and 0.5 mark a redirect with a bare <redirect/>.
+    pages = [page_xml(1, "Old").replace(b"<ns>0</ns>", b""),
+             page_xml(2, "Bare", "#REDIRECT [[Old]]").replace(b"<ns>0</ns>", b"<ns>0</ns><redirect />")]
+    old, bare = read_bytes(HEADER + b"".join(pages) + FOOTER)
+    assert (old.ns, old.redirect) == (None, None)
+    assert (bare.ns, bare.redirect) == (0, "")

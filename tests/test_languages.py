@@ -108,3 +108,13 @@ def test_a_language_is_one_entry_of_the_table():
     assert wiki_language("ru").is_disambiguation_template("Неоднозначность/геоназвания")
     assert not wiki_language("en").is_disambiguation_template("Begriffsklärung")
     assert wiki_language("de").is_disambiguation_template("Begriffsklärung")
+
+
+def test_what_an_old_dump_says_only_through_title_and_text():
+    fr, de = wiki_language("fr"), wiki_language("de")
+    assert [fr.namespace_of_title(t) for t in ("Catégorie:Algèbre", "Fichier:X.jpg", "Discussion:X", "Algèbre linéaire",
+                                                 "Star Wars : Un nouvel espoir")] == [-1, -1, -1, 0, 0]
+    assert fr.redirect_in_text("#REDIRECTION [[Algèbre linéaire]]") == "Algèbre linéaire"  # not "#REDIRECT" + "ION"
+    assert de.redirect_in_text("\n#weiterleitung: [[Berlin#Geschichte|x]]") == "Berlin#Geschichte"
+    assert de.redirect_in_text("#REDIRECT [[Berlin]]") == "Berlin"  # English works on every wiki
+    assert de.redirect_in_text("# Ein Listenpunkt mit [[Berlin]]") is None

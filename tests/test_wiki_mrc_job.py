@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import bz2
 import collections
+import re
 from pathlib import Path
 
 import pytest
@@ -258,6 +259,24 @@ def test_a_dump_in_parts_is_read_whole_through_a_wildcard_with_each_part_s_index
     assert rows(out) == rows(plain_out)
     with pytest.raises(SystemExit, match="no file matches"):
         wiki_mrc.run(["--output", str(tmp_path / "none"), "--dump", f"en={tmp_path}/frwiki-*.bz2"])
+
+
+@needs_excerpt
+def test_a_dump_older_than_export_schema_0_5_gives_the_same_rows(tmp_path, excerpt_run):
+    # Dumps from before about 2010 have no <ns> and no <redirect title=...>: the namespace is in the
+    # title's prefix, the redirect in the text ("#REDIRECT [[Target]]"); a bare <redirect/> came between.
+    plain_out, plain_stats = excerpt_run
+    xml = bz2.open(EXCERPT).read()
+    without_ns = re.sub(rb"\s*<ns>-?\d+</ns>", b"", xml)
+    old = tmp_path / "enwiki-2008-pages-articles.xml.bz2"
+    old.write_bytes(bz2.compress(re.sub(rb"\s*<redirect title=\"[^\"]*\" />", b"", without_ns)))
+    bare = tmp_path / "enwiki-2010-pages-articles.xml.bz2"
+    bare.write_bytes(bz2.compress(re.sub(rb"<redirect title=\"[^\"]*\" />", b"<redirect />", xml)))
+    for dump in (old, bare):
+        stats = run_job(tmp_path / dump.stem, "--dump", f"en={dump}", "--min_mentions_en", "2")
+        assert rows(tmp_path / dump.stem) == rows(plain_out)
+        for count in ("pages/redirect", "pages/article", "pages/other_namespace"):
+            assert stats[("en", count)] == plain_stats[("en", count)] > 0, count
 
 
 @needs_excerpt
