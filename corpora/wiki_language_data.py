@@ -1234,7 +1234,8 @@ LANGUAGE_DATA: dict[str, dict] = {
             'disambigua', 'sigla2', 'sigla3', 'sigla4', 'cogni', 'disambig', 'dab', 'disambiguation',
         ],
         'disambiguation_phrases': [
-            'può riferirsi a', 'può indicare', 'può significare', 'può essere', 'può fare riferimento a',
+            # not "può essere": prose lists with it too ("un eteroatomo che può essere: ossigeno, azoto")
+            'può riferirsi a', 'può indicare', 'può significare', 'si può intendere', 'può fare riferimento a',
         ],
         'tail_sections': [
             'voci correlate', 'vedi anche', 'note', 'bibliografia', 'collegamenti esterni', 'altri progetti',
