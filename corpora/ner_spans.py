@@ -80,9 +80,9 @@ def load_ner_pipeline(name: str):
     """spaCy pipeline `name` (a package or a path) with only what NER needs."""
     # spaCy without torch (corpora.words explains the trick): thinc imports torch whenever it is
     # installed, ~2 CPU-s per worker that a numpy-only NER model never uses.
-    from corpora.words import _import_spacy
+    from corpora.spacy_tokenizers import import_spacy
 
-    spacy = _import_spacy()
+    spacy = import_spacy()
     try:
         nlp = spacy.load(name, exclude=list(_NOT_NEEDED))
     except OSError:

@@ -37,6 +37,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from corpora.spacy_tokenizers import blank_spacy_tokenizer, import_spacy
+
 SUPPORTED_LANGS: tuple[str, ...] = (
     "ar", "bn", "de", "el", "en", "es", "fi", "fr", "hi", "id", "it", "ja",
     "ko", "nl", "pl", "pt", "ru", "sv", "sw", "te", "th", "tr", "vi", "zh",
@@ -139,27 +141,6 @@ class _PerThread:
         return obj
 
 
-def _import_spacy():
-    """spaCy, imported without torch. thinc (under spaCy) imports torch whenever it is installed, to
-    offer torch models; a blank pipeline's rule-based tokenizer never uses it, and the import costs
-    ~2 CPU-s per worker process (measured: `import spacy` 2.8-3.3 CPU-s with torch installed, 1.1
-    with it hidden). torch is hidden only while spaCy loads and only if nothing imported it before,
-    so a later `import torch` in the same process works as usual (thinc then offers no torch models
-    in that process, which no tokenizer here needs)."""
-    import sys
-
-    if "spacy" in sys.modules or "torch" in sys.modules:
-        import spacy
-
-        return spacy
-    sys.modules["torch"] = None  # makes "import torch" raise ImportError, which thinc expects
-    try:
-        import spacy
-    finally:
-        del sys.modules["torch"]
-    return spacy
-
-
 def _build_spacy(lang: str) -> WordTokenizer:
     # Vietnamese: spaCy's default vi tokenizer runs pyvi, whose words span several syllables *with a
     # space inside* ("sinh viên", "Hà Nội"). That breaks the no-whitespace-in-a-word contract the
@@ -169,43 +150,7 @@ def _build_spacy(lang: str) -> WordTokenizer:
     # splits on whitespace ("Nội." stays one token), so vi gets spaCy's generic rule-based
     # tokenizer (spacy.Tokenizer.v1 with the vi Defaults), which also splits off punctuation.
     config = {"nlp": {"tokenizer": {"@tokenizers": "spacy.Tokenizer.v1"}}} if lang == "vi" else {}
-    return _SpacyTokenizer(lang, lang not in _NO_SPACE_LANGS, _blank_spacy_tokenizer(lang, config))
-
-
-# spaCy's rule that splits a final "." asks for a letter of its ALPHA class before it, and that class
-# has no Armenian, Gujarati, Malayalam, Tibetan or Georgian letters: "Երևան." and "ગુજરાત." stay one
-# word. Nor does it know these scripts' own sentence marks: the Armenian full stop and comma ("։",
-# "՝"), the Tibetan shad ("།", "༎") and the double danda ("॥"). Such a word never equals the same
-# name elsewhere (an anchor, the other mentions of an entity), so both are added as suffixes.
-_SCRIPTS_MISSING_FROM_SPACY_ALPHA = "\u0531-\u058f\u0a80-\u0aff\u0d00-\u0d7f\u0f00-\u0fff\u10a0-\u10ff"
-_SCRIPT_SENTENCE_MARKS = "\u0589\u055d\u0f0d\u0f0e\u0965"
-_EXTRA_SPACY_SUFFIXES = (rf"(?<=[{_SCRIPTS_MISSING_FROM_SPACY_ALPHA}])\.", f"[{_SCRIPT_SENTENCE_MARKS}]")
-
-
-# spaCy's Arabic and Persian suffix rules split a final "." only after an upper-case letter (their own
-# list replaces the default one), so "سبتمبر 2009." kept "2009." and "عامًا." its dot (the tanwin is
-# a mark). These scripts write no ordinal "3.", unlike German, whose "3. Oktober" spaCy keeps whole.
-_ARABIC_SCRIPT_FINAL_DOT = "(?<=[0-9\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff\")\\]»”])\\."
-_ARABIC_SCRIPT_LANGS = frozenset({"ar", "fa", "ur", "ps", "ckb", "sd", "ug", "arz", "ary", "azb", "mzn", "pnb", "glk", "ks"})
-
-
-def _blank_spacy_tokenizer(lang: str, config: dict | None = None):
-    """A blank pipeline's tokenizer with the extra affixes above. They go into a subclass of the
-    language's Defaults, so the tokenizer is built once: setting them on a built tokenizer reloads
-    every special case per setter (id has ~30,000 of them: 1.1 s each)."""
-    spacy = _import_spacy()
-    base = spacy.util.get_lang_class(lang)
-    defaults = base.Defaults
-    suffixes = list(defaults.suffixes or ()) + list(_EXTRA_SPACY_SUFFIXES)
-    if lang in _ARABIC_SCRIPT_LANGS:
-        suffixes.append(_ARABIC_SCRIPT_FINAL_DOT)
-    prefixes = list(defaults.prefixes or ()) + [f"[{_SCRIPT_SENTENCE_MARKS}]"]  # verse numbers: "॥२८॥"
-    # Authors often leave out the space after these marks ("দিবস।বাংলাদেশে", "Սանտյագոն։Հյուսիսից"),
-    # and CJK ones need none (a vi page quoting classical Chinese in Latin letters: "canh。phó").
-    infixes = list(defaults.infixes or ()) + [f"[{_SCRIPT_SENTENCE_MARKS}\u0964。，、！？；：]"]
-    extended = type("Defaults", (defaults,), {"suffixes": suffixes, "prefixes": prefixes, "infixes": infixes})
-    language = type(base.__name__, (base,), {"Defaults": extended})
-    return language.from_config(config or {}).tokenizer
+    return _SpacyTokenizer(lang, lang not in _NO_SPACE_LANGS, blank_spacy_tokenizer(lang, config))
 
 
 def _build_zh() -> WordTokenizer:
@@ -379,7 +324,7 @@ def _check_lang(lang: str) -> None:
 
 def _spacy_has(lang: str) -> bool:
     try:
-        _import_spacy().util.get_lang_class(lang)
+        import_spacy().util.get_lang_class(lang)
     except ImportError:
         return False
     return True
@@ -393,7 +338,7 @@ def _build_generic(lang: str) -> WordTokenizer:
     from corpora.languages import UNSPACED
 
     if _spacy_has(lang):
-        return _SpacyTokenizer(lang, lang not in UNSPACED, _blank_spacy_tokenizer(lang))
+        return _SpacyTokenizer(lang, lang not in UNSPACED, blank_spacy_tokenizer(lang))
     return _build_moses(lang, lang not in UNSPACED)
 
 

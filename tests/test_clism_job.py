@@ -199,7 +199,7 @@ def test_ner_cache_does_not_change_a_byte(sample_run, tmp_path):
 
 
 def test_ner_setup_does_not_import_torch():
-    """spaCy is imported without torch (corpora.words._import_spacy) only if nothing imported it
+    """spaCy is imported without torch (corpora.spacy_tokenizers.import_spacy) only if nothing imported it
     before: TagEntitiesFn.setup must load the NER pipeline before anything else touches spaCy."""
     import subprocess
     import sys
