@@ -48,6 +48,40 @@ def is_multistream_index(path: str) -> bool:
     return bool(_MULTISTREAM_INDEX_RE.search(path))
 
 
+# A dump folder holds one dump in up to four forms: X.xml.bz2, X-multistream.xml.bz2, and both cut
+# in parts (X1.xml-p1p41242.bz2, X-multistream1.xml-p1p41242.bz2, ...).
+_PART_SUFFIX_RE = re.compile(r"\d+\.xml-p\d+p\d+\.bz2$")
+
+
+def dump_form(path: str) -> tuple[str, str]:
+    """(the dump a file holds, the form it holds it in): files of one dump in two forms hold the
+    same pages twice, and every row built from them would be there twice."""
+    name = path.rsplit("/", 1)[-1]
+    multistream = "-multistream" in name
+    part = bool(_PART_SUFFIX_RE.search(name))
+    dump = _PART_SUFFIX_RE.sub(".xml.bz2", name.replace("-multistream", ""))
+    return dump, ("multistream " if multistream else "") + ("parts" if part else "file")
+
+
+def same_pages_twice(paths: list[str]) -> str | None:
+    """Why `paths` (one language's dumps) would read pages twice, or None: a file given twice, or one
+    dump in two forms (a pattern such as "enwiki-2026-pages-articles*.bz2" matches all four)."""
+    seen: dict[str, str] = {}
+    forms: dict[str, dict[str, str]] = {}
+    for path in paths:
+        name = path.rsplit("/", 1)[-1]
+        if name in seen:  # the same path twice, or a copy of the file in another folder
+            return f"{path} is given twice" if seen[name] == path else f"{seen[name]} and {path} have one name, so hold one dump"
+        seen[name] = path
+        dump, form = dump_form(path)
+        forms.setdefault(dump, {}).setdefault(form, path)
+    for dump, by_form in sorted(forms.items()):
+        if len(by_form) > 1:
+            examples = " and ".join(p.rsplit("/", 1)[-1] for p in list(by_form.values())[:2])
+            return f"{examples} hold the same dump ({dump}) in {len(by_form)} forms ({', '.join(sorted(by_form))})"
+    return None
+
+
 def plan_reads(spec: DumpSpec, streams_per_range: int):
     """A multistream dump becomes byte ranges that workers read in parallel; others one read.
 

@@ -41,7 +41,8 @@ from pipelines import beam_outputs, common, input_checks
 from pipelines.input_checks import UsageError
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from pipelines.wiki_dump_reading import (
-    DumpSpec, ReadDumps, is_multistream_index, language_profiles, multistream_index_for, siteinfo_namespaces,
+    DumpSpec, ReadDumps, is_multistream_index, language_profiles, multistream_index_for, same_pages_twice,
+    siteinfo_namespaces,
 )
 from pipelines.wiki_mrc_entities import LinksByTargetFn, ResolveLinksFn, SelectMentionsFn, article_page_info
 from pipelines.wiki_mrc_transforms import (
@@ -105,12 +106,20 @@ def plan(opts) -> tuple[list[DumpSpec], str]:
         by_lang = {lang: [str(sample_dir / name)] for lang, name in SAMPLE_DUMPS.items()}
         logging.info("no --dump given: using the bundled sample dumps in %s", sample_dir)
     for lang, paths in sorted(by_lang.items()):
+        twice = same_pages_twice(paths)
+        if twice:
+            raise UsageError(f"--dump {lang}=…: {twice}: every page and row would be there twice; give each dump "
+                             f"once and in one form (e.g. only the multistream files)")
         for path in paths:
             input_checks.check_dump("--dump", lang, path, opts.allow_language_mismatch)
     specs = [
         DumpSpec(lang, path, multistream_index_for(path), siteinfo_namespaces(path))
         for lang, paths in sorted(by_lang.items()) for path in paths
     ]
+    for spec in specs:
+        if spec.index_path is None and "-multistream" in spec.path.rsplit("/", 1)[-1]:
+            print(f"note: {spec.path}: no multistream index beside it, so one worker reads it from start to end; "
+                  f"put its -index.txt.bz2 file beside it for parallel reading", file=sys.stderr)
     return specs, f"{len(specs)} dump(s) in {', '.join(sorted(by_lang))}"
 
 

@@ -261,6 +261,28 @@ def test_a_dump_in_parts_is_read_whole_through_a_wildcard_with_each_part_s_index
         wiki_mrc.run(["--output", str(tmp_path / "none"), "--dump", f"en={tmp_path}/frwiki-*.bz2"])
 
 
+def test_a_dump_given_twice_or_in_two_forms_is_refused_before_it_doubles_every_row(tmp_path, capsys):
+    # A dump folder holds X.xml.bz2 and X-multistream.xml.bz2 (and both in parts): "X*.bz2" matches both.
+    from importlib import resources
+
+    sample = resources.files("corpora") / "samples" / "wiki"
+    for dumps_given, message in [
+        ([f"en={sample}/enwiki-*.bz2"], "hold the same dump .* in 2 forms"),
+        ([f"en={sample}/{wiki_mrc.SAMPLE_DUMPS['en']}"] * 2, "is given twice"),
+    ]:
+        with pytest.raises(SystemExit, match=message) as err:
+            wiki_mrc.run(["--output", str(tmp_path / "out"), *(f"--dump={d}" for d in dumps_given)])
+        assert "\n" not in str(err.value)
+    parts = [f"enwiki-x-pages-articles-multistream{n}.xml-p{n}p{n}.bz2" for n in (1, 2)]
+    assert wiki_dump_reading.same_pages_twice(parts) is None  # the parts of one dump are one dump once
+    assert "2 forms" in wiki_dump_reading.same_pages_twice([*parts, "enwiki-x-pages-articles2.xml-p2p2.bz2"])
+    # A multistream dump without its index is read, with a note that says what one worker reading it costs.
+    lone = tmp_path / wiki_mrc.SAMPLE_DUMPS["en"]
+    lone.write_bytes((sample / wiki_mrc.SAMPLE_DUMPS["en"]).read_bytes())
+    run_job(tmp_path / "lone", "--dump", f"en={lone}")
+    assert "no multistream index beside it" in capsys.readouterr().err
+
+
 @needs_excerpt
 def test_a_dump_older_than_export_schema_0_5_gives_the_same_rows(tmp_path, excerpt_run):
     # Dumps from before about 2010 have no <ns> and no <redirect title=...>: the namespace is in the
