@@ -318,6 +318,12 @@ def test_entity_disjoint_test_split(tmp_path):
     test_entities = {(r["lang"], r["entity"]) for r in test}
     assert len(test_entities) == len({r["lang"] for r in test}) > 0
     assert not test_entities & {(r["lang"], r["entity"]) for r in train}
+    # The card's pandas line, run as a user copies it, reads the training rows only (the folder holds both).
+    card = (tmp_path / "README.md").read_text()
+    code = "\n".join(line for line in card.splitlines() if "pandas" in line and "datasets.load" not in line)
+    scope: dict = {}
+    exec(code.replace("path/to/this/folder", str(tmp_path)), scope)
+    assert len(scope["frame"]) == len(train)
 
 
 @pytest.mark.parametrize(
