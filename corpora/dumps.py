@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from importlib import resources
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator
 from xml.sax.saxutils import unescape
@@ -70,6 +71,21 @@ class SiteInfo:
     lang: str  # the xml:lang attribute of <mediawiki>
     base: str
     namespaces: dict[int, str] = field(default_factory=dict)
+
+
+# The dumps a job reads when given none: written for the project, one per script family.
+SAMPLE_DIR = resources.files("corpora") / "samples" / "wiki"
+SAMPLE_DUMPS = {
+    "en": "enwiki-sample-pages-articles-multistream.xml.bz2",
+    "zh": "zhwiki-sample-pages-articles.xml.bz2",
+    "th": "thwiki-sample-pages-articles.xml.bz2",
+    "ar": "arwiki-sample-pages-articles.xml.bz2",
+    "hi": "hiwiki-sample-pages-articles.xml.bz2",
+}
+
+
+def sample_dump_paths() -> dict[str, str]:
+    return {lang: str(SAMPLE_DIR / name) for lang, name in SAMPLE_DUMPS.items()}
 
 
 def compression_for(path: str) -> str:

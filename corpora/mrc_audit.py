@@ -24,7 +24,9 @@ when more than --max_flagged_share of the rows are flagged.
 """
 from __future__ import annotations
 
+import glob
 import re
+import shlex
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -162,7 +164,9 @@ def audit_row(
             flagged["glued_marks"] = _around(joined, match.start(), match.end())
     leaked = title_leaks(query, title_words, linked_texts, spaced, language.fold_diacritics)
     if leaked:
-        flagged["title_in_query"] = f"{' '.join(leaked)!r} in: {' '.join(query)[:240]}"
+        joined, shown = " ".join(query), " ".join(leaked)
+        at = joined.lower().find(shown.lower())  # the hit itself, not the query's first words
+        flagged["title_in_query"] = f"{shown!r} in: " + (_around(joined, at, at + len(shown)) if at >= 0 else joined[:240])
     answers = {(a["start"], a["end"]) for a in row["answers"]}
     names = list(title_words)
     if row["answerable"] and answers:
@@ -281,6 +285,40 @@ def format_report(totals: Counter, flagged: Counter) -> str:
     return "\n".join(lines)
 
 
+_MULTISTREAM_INDEX_RE = re.compile(r"-multistream-index\d*\.txt(?:-p\d+p\d+)?\.bz2$")
+
+
+def recorded_dumps(output: Path) -> list[str]:
+    """The --dump values of the command that made `output`, from its dataset card ("## How it was
+    made"): the audit needs the dumps, and a user who ran the job has already named them once."""
+    card = output / "README.md"
+    if not card.is_file():
+        return []
+    text = card.read_text(encoding="utf-8")
+    start = text.find("## How it was made")
+    fence = text.find("```bash\n", start) if start >= 0 else -1
+    if fence < 0:
+        return []
+    command = text[fence + len("```bash\n") : text.find("\n```", fence + 1)]
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    dumps = [value for flag, value in zip(words, words[1:]) if flag == "--dump"]
+    dumps += [word[len("--dump="):] for word in words if word.startswith("--dump=")]
+    if not dumps and "pipelines.wiki_mrc" in words:  # the job without --dump reads its bundled samples
+        from corpora.dumps import sample_dump_paths
+
+        dumps = [f"{lang}={path}" for lang, path in sample_dump_paths().items()]
+    return dumps
+
+
+def _local_dump_exists(spec: str) -> bool:
+    """Only local files (the audit reads them plainly); a pattern counts if it matches one."""
+    path = spec.partition("=")[2]
+    return bool(path) and "://" not in path and bool(glob.glob(path))
+
+
 def main(argv=None) -> int:
     parser = CommandParser(prog="python -m corpora.mrc_audit", description=__doc__.split("\n\n")[0])
     parser.add_argument("output", help="a wiki_mrc --output folder (its data/ is read)")
@@ -291,11 +329,21 @@ def main(argv=None) -> int:
                         "its definition page is then not counted as a leak")
     args = parser.parse_args(argv)
     dumps_by_lang: dict[str, list[str]] = defaultdict(list)
-    for spec in args.dump:
+    specs = args.dump
+    if not specs:
+        specs = [spec for spec in recorded_dumps(Path(args.output)) if _local_dump_exists(spec)]
+        if specs:
+            print(f"the dumps the job read (its README.md's command): {' '.join(specs)}", file=sys.stderr)
+        else:
+            print("note: without --dump (and no dump of the job's command found here), a title kept inside a "
+                  "longer link of its definition page counts as a leak in title_in_query", file=sys.stderr)
+    for spec in specs:
         lang, eq, path = spec.partition("=")
         if not eq:
             parser.error(f"--dump {spec}: expected LANG=PATH")
-        dumps_by_lang[lang].append(path)
+        # A wildcard, as the job takes it: its files, without the multistream indexes it also matches.
+        matched = sorted(p for p in glob.glob(path) if not _MULTISTREAM_INDEX_RE.search(p)) if glob.has_magic(path) else [path]
+        dumps_by_lang[lang].extend(matched)
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
 

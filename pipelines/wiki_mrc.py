@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import sys
-from importlib import resources
 
 
 def _import_beam_without_pandas() -> None:
@@ -34,6 +33,7 @@ import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from corpora.dumps import SAMPLE_DIR, sample_dump_paths
 from corpora.schemas import MRC_SCHEMA
 from corpora.seeding import stable_hash
 from corpora.languages import WIKIPEDIA_LANGUAGES
@@ -56,13 +56,6 @@ from pipelines.wiki_mrc_transforms import (
 from pipelines.beam_outputs import DEAD_LETTER, STATS
 
 JOB = "wiki_mrc"
-SAMPLE_DUMPS = {
-    "en": "enwiki-sample-pages-articles-multistream.xml.bz2",
-    "zh": "zhwiki-sample-pages-articles.xml.bz2",
-    "th": "thwiki-sample-pages-articles.xml.bz2",
-    "ar": "arwiki-sample-pages-articles.xml.bz2",
-    "hi": "hiwiki-sample-pages-articles.xml.bz2",
-}
 
 
 class WikiMrcOptions(PipelineOptions):
@@ -102,9 +95,8 @@ def plan(opts) -> tuple[list[DumpSpec], str]:
     if opts.dump:
         by_lang = input_checks.parse_lang_paths(opts.dump, "--dump", WIKIPEDIA_LANGUAGES, skip_in_patterns=is_multistream_index)
     else:
-        sample_dir = resources.files("corpora") / "samples" / "wiki"
-        by_lang = {lang: [str(sample_dir / name)] for lang, name in SAMPLE_DUMPS.items()}
-        logging.info("no --dump given: using the bundled sample dumps in %s", sample_dir)
+        by_lang = {lang: [path] for lang, path in sample_dump_paths().items()}
+        logging.info("no --dump given: using the bundled sample dumps in %s", SAMPLE_DIR)
     for lang, paths in sorted(by_lang.items()):
         twice = same_pages_twice(paths)
         if twice:

@@ -124,3 +124,23 @@ def test_another_jobs_folder_is_refused_with_one_line(tmp_path):
     assert done.stderr.strip().endswith("rows of schema 'clism', not wiki_mrc's; give the --output folder of a wiki_mrc run")
     empty = subprocess.run([sys.executable, "-m", "corpora.mrc_audit", str(tmp_path / "none")], capture_output=True, text=True)
     assert empty.returncode == 1 and "no Parquet files" in empty.stderr and "Traceback" not in empty.stderr
+
+
+def test_without_dump_flags_the_audit_reads_the_dumps_the_job_was_run_on(tmp_path, capsys):
+    """A user who ran the job has named its dumps once: the audit takes them from the output's card
+    (the bundled samples when the command had no --dump). Without them, 15 of the 42 ar sample rows
+    were flagged title_in_query for titles kept inside longer links, by design."""
+    from corpora import mrc_audit
+    from pipelines import wiki_mrc
+
+    out = tmp_path / "sample"
+    wiki_mrc.run(["--output", str(out)])
+    assert mrc_audit.main([str(out)]) == 0
+    assert "the dumps the job read" in capsys.readouterr().err
+    card = out / "README.md"
+    en = mrc_audit.recorded_dumps(out)[0]
+    card.write_text(card.read_text().replace("--output", f"--dump={en} --dump 'hi=/no/such dump.xml.bz2' --output"))
+    assert sorted(mrc_audit.recorded_dumps(out)) == sorted([en, "hi=/no/such dump.xml.bz2"])  # both spellings
+    card.unlink()
+    assert mrc_audit.main([str(out)]) == 1  # ar's kept titles count again, and the user is told why
+    assert "without --dump" in capsys.readouterr().err

@@ -268,7 +268,7 @@ def test_a_dump_given_twice_or_in_two_forms_is_refused_before_it_doubles_every_r
     sample = resources.files("corpora") / "samples" / "wiki"
     for dumps_given, message in [
         ([f"en={sample}/enwiki-*.bz2"], "hold the same dump .* in 2 forms"),
-        ([f"en={sample}/{wiki_mrc.SAMPLE_DUMPS['en']}"] * 2, "is given twice"),
+        ([f"en={sample}/{dumps.SAMPLE_DUMPS['en']}"] * 2, "is given twice"),
     ]:
         with pytest.raises(SystemExit, match=message) as err:
             wiki_mrc.run(["--output", str(tmp_path / "out"), *(f"--dump={d}" for d in dumps_given)])
@@ -277,8 +277,8 @@ def test_a_dump_given_twice_or_in_two_forms_is_refused_before_it_doubles_every_r
     assert wiki_dump_reading.same_pages_twice(parts) is None  # the parts of one dump are one dump once
     assert "2 forms" in wiki_dump_reading.same_pages_twice([*parts, "enwiki-x-pages-articles2.xml-p2p2.bz2"])
     # A multistream dump without its index is read, with a note that says what one worker reading it costs.
-    lone = tmp_path / wiki_mrc.SAMPLE_DUMPS["en"]
-    lone.write_bytes((sample / wiki_mrc.SAMPLE_DUMPS["en"]).read_bytes())
+    lone = tmp_path / dumps.SAMPLE_DUMPS["en"]
+    lone.write_bytes((sample / dumps.SAMPLE_DUMPS["en"]).read_bytes())
     run_job(tmp_path / "lone", "--dump", f"en={lone}")
     assert "no multistream index beside it" in capsys.readouterr().err
 
@@ -355,9 +355,9 @@ def test_damaged_multistream_index_falls_back_to_one_sequential_read(tmp_path):
 
     sample = resources.files("corpora") / "samples" / "wiki"
     dump = tmp_path / "enwiki-s-pages-articles-multistream.xml.bz2"
-    dump.write_bytes((sample / wiki_mrc.SAMPLE_DUMPS["en"]).read_bytes())
+    dump.write_bytes((sample / dumps.SAMPLE_DUMPS["en"]).read_bytes())
     (tmp_path / "enwiki-s-pages-articles-multistream-index.txt.bz2").write_bytes(bz2.compress(b"12:3:Lisbon\nnot an index line\n"))
-    good = run_job(tmp_path / "good", "--dump", f"en={sample / wiki_mrc.SAMPLE_DUMPS['en']}")
+    good = run_job(tmp_path / "good", "--dump", f"en={sample / dumps.SAMPLE_DUMPS['en']}")
     damaged = run_job(tmp_path / "damaged", "--dump", f"en={dump}")
     assert damaged[("en", "pages/read")] == good[("en", "pages/read")]
     assert rows(tmp_path / "damaged") == rows(tmp_path / "good")
