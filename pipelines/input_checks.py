@@ -127,6 +127,20 @@ def check_mono_text(flag: str, by_lang: dict[str, list[str]]) -> None:
                              f"line, or drop {flag} {lang}")
 
 
+def _has_separated_line(path: str, lines: int = 100) -> bool:
+    """Does one of the first non-empty lines of a single parallel file hold a separator? A file of one
+    language given alone would otherwise run to the end with every line dead-lettered and no rows."""
+    seen = 0
+    with FileSystems.open(path) as f:
+        for raw in f:
+            if b"\t" in raw or b"|||" in raw:
+                return True
+            seen += bool(raw.strip())
+            if seen >= lines:
+                return False
+    return False
+
+
 def has_text_line(path: str, flag: str = "", value: str = "", max_bytes: int = 64 << 20) -> bool:
     """Does the file (compression from its extension) hold a line that is not blank?
 
@@ -160,6 +174,12 @@ def check_parallel_inputs(flag: str, value: str, paths) -> None:
         check_input_file(f"--{flag}", value, path)
         if not has_text_line(path, f"--{flag}", value):
             raise UsageError(f"--{flag} {value!r}: {path} has no non-empty line; give text with one segment a line")
+    if len(paths) == 1 and not _has_separated_line(paths[0]):
+        key = value.partition("=")[0]
+        sides = key.split("-") if "-" in key else ["en", key]
+        raise UsageError(f"--{flag} {value!r}: none of its first lines has a tab or ' ||| ', so it holds one side only; "
+                         f"one file holds both (a TSV, or 'x ||| y'), two line-aligned files are given as "
+                         f"{key}={sides[0].upper()}_FILE,{sides[-1].upper()}_FILE")
     if len(paths) == 2:
         counts = []
         for path in paths:

@@ -153,10 +153,13 @@ def test_line_count_mismatch_fails_fast_naming_both_counts(tmp_path):
     (["--ner_cache_entries", "-1"], "--ner_cache_entries"),
     (["--spacy_model", "no_such_pipeline"], "not installed"),
     (["--aligner", "simalign", "--aligner_model", "/no/such/model"], "--aligner"),
+    # one language's file alone: every line would be dead-lettered and the job end with no rows
+    (["--pairs", "de=ONE_SIDE"], "holds one side only; .* de=EN_FILE,DE_FILE"),
 ])
 def test_usage_errors_are_one_line(tmp_path, args, message):
     (tmp_path / "f.tsv").write_text("a\tb\n")
-    args = [a.replace("FILE", str(tmp_path / "f.tsv")) for a in args]
+    (tmp_path / "de.txt").write_text("Guten Tag.\nDanke.\n")
+    args = [a.replace("FILE", str(tmp_path / "f.tsv")).replace("ONE_SIDE", str(tmp_path / "de.txt")) for a in args]
     with pytest.raises(SystemExit, match=message) as error:
         clism_pairs.run(["--output", str(tmp_path / "o"), *args])
     assert "\n" not in str(error.value)
