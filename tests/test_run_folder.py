@@ -142,3 +142,13 @@ def test_summary_says_when_no_pass_could_be_selected(tmp_path):
     lines = run_folder.result_lines(tmp_path, "xylent", 60, None, False, "disc_f1")
     assert any(line.startswith("  best model:   none: no evaluation after step 0 gave a disc_f1") for line in lines)
     assert not any("best model" in line for line in run_folder.result_lines(tmp_path, "xylent", 60, None, False))
+
+
+def test_a_data_jobs_output_is_no_run_folder(tmp_path):
+    # A new user trained into the dataset folder itself: checkpoints beside a card meant for the Hub.
+    from training.run_folder import RunFolderError, check_output
+
+    (tmp_path / ".xlu-job").write_text("wiki_mrc")
+    for overwrite in (False, True):
+        with pytest.raises(RunFolderError, match="holds the output of wiki_mrc"):
+            check_output(tmp_path, "mpmr", "tiny", {}, resume=False, overwrite=overwrite)

@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 from corpora.schemas import SCHEMA_NAME_KEY
 
+DATA_JOB_MARKER = ".xlu-job"  # what pipelines.common writes in a data job's --output (training never imports it)
 MARKER = "run.json"  # {"model", "config", "created"}: what made the folder, read by the checks below
 # What a run writes (docs/training.md); --overwrite removes these and nothing else.
 RUN_ENTRIES = ("checkpoints", "checkpoints.sha256", "metrics.jsonl", "tensorboard", "final", "best", "best.tmp",
@@ -100,6 +101,12 @@ def check_output(out: Path, model: str, config_name: str, config: dict, resume: 
         raise RunFolderError("--resume and --overwrite: choose one (--overwrite clears the run that --resume continues)")
     if out.exists() and not out.is_dir():
         raise RunFolderError(f"--output {out}: a file, not a folder")
+    data_job = out / DATA_JOB_MARKER
+    if data_job.is_file():
+        # A data job's output is a dataset (its card can go to the Hub as it is): checkpoints and
+        # tensorboard/ beside it would be pushed with it, and --overwrite would not clear them away.
+        job = data_job.read_text(encoding="utf-8", errors="replace").strip() or "a data job"
+        raise RunFolderError(f"--output {out} holds the output of {job} (a dataset); give the run a folder of its own")
     existing = describe_run(out) if out.exists() else None
     marker = read_marker(out) if out.exists() else {}
     if overwrite:
