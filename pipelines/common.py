@@ -99,6 +99,19 @@ def fewer_garbage_collections():
         gc.unfreeze()
 
 
+# Worker processes (--direct_running_mode multi_processing) parse the pipeline's options without the
+# job's option classes, and each logs every job flag as "unparseable" (2 KB a worker, relayed to the
+# main process): noise about flags that were parsed, and that no worker needs (DoFns get their values);
+# and each warns that it has no semi-persistent directory, which only Beam's containers have.
+_WORKER_LOG_RELAYS = ("apache_beam.runners.portability.local_job_service", "apache_beam.options.pipeline_options")
+_HARMLESS_WORKER_WARNINGS = ("Discarding unparseable args", "No semi_persistent_directory found")
+
+
+def _drop_job_flags_warning(record: logging.LogRecord) -> bool:
+    message = record.getMessage()
+    return not any(noise in message for noise in _HARMLESS_WORKER_WARNINGS)
+
+
 def run_job(argv, job: str, options_cls, description: str, plan, build, summarise, card=None) -> pa.Table:
     """The life of every job: parse, validate (`plan` -> inputs and a headline), run, summarise.
 
@@ -112,6 +125,8 @@ def run_job(argv, job: str, options_cls, description: str, plan, build, summaris
     options = PipelineOptions(argv)
     opts = job_options(options, options_cls, job)
     logging.getLogger().setLevel(logging.INFO if opts.verbose else logging.WARNING)
+    for name in _WORKER_LOG_RELAYS:
+        logging.getLogger(name).addFilter(_drop_job_flags_warning)
     show_progress()
     if opts.num_shards < 1:
         raise UsageError(f"--num_shards must be at least 1, got {opts.num_shards}")

@@ -367,10 +367,12 @@ def test_damaged_multistream_index_falls_back_to_one_sequential_read(tmp_path):
 
 
 @pytest.mark.slow
-def test_same_bytes_with_worker_processes(tmp_path):
+def test_same_bytes_with_worker_processes(tmp_path, caplog):
     run_job(tmp_path / "one", "--direct_num_workers", "1")
     run_job(tmp_path / "procs", "--direct_num_workers", "2", "--direct_running_mode", "multi_processing")
     assert outputs(tmp_path / "one") == outputs(tmp_path / "procs")
+    # Each worker process logged every job flag as "unparseable" (2 KB each, the README's own example).
+    assert not [r for r in caplog.records if "unparseable" in r.getMessage() or "semi_persistent" in r.getMessage()]
 
 
 def test_help_lists_the_job_options(capsys):
