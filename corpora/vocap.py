@@ -183,6 +183,11 @@ class Allocation:
     target: int  # T - |SPECIALS|, the union size asked for
 
 
+class VocabularyTooSmall(ValueError):
+    """The size asked for cannot hold even the smallest grid model of every language: known only once
+    the models are trained on the text, so the job counts it as fatal rather than checking up front."""
+
+
 def allocate(curves: dict[str, list[GridPoint]], weights: dict[str, float], total_size: int) -> Allocation:
     """Greedy over marginal weighted ALP gain per added union piece on the concave hulls.
 
@@ -204,8 +209,8 @@ def allocate(curves: dict[str, list[GridPoint]], weights: dict[str, float], tota
     chosen = {lang: list(pieces_at[lang][hulls[lang][0][0]]) for lang in sorted(curves)}
     holders = Counter(p for pieces in chosen.values() for p in set(pieces))  # piece -> languages holding it
     if len(holders) > target:
-        raise ValueError(f"vocabulary size {total_size:,} is below the {len(holders) + len(SPECIALS):,} pieces the "
-                         "smallest grid models need (special tokens included); raise --vocab_size or start --grid lower")
+        raise VocabularyTooSmall(f"vocabulary size {total_size:,} is below the {len(holders) + len(SPECIALS):,} pieces the "
+                                 "smallest grid models need (special tokens included); raise --vocab_size or start --grid lower")
     alps = {lang: hulls[lang][0][1] for lang in curves}
     while len(holders) < target:
         best = None

@@ -185,6 +185,9 @@ class AlpCurveFn(TallyingDoFn):
         yield {"lang": lang, "characters": characters, "curve": curve, "train": train}
 
 
+common.FATAL_MESSAGES["fatal/vocab_size_below_smallest_models"] = (
+    "vocap: --vocab_size is below the pieces the smallest grid models of all languages hold together (the number is "
+    "in dead_letter/, reason vocab_size_too_small): raise --vocab_size, or start --grid lower")
 common.FATAL_MESSAGES["fatal/no_language_with_enough_text"] = (
     "vocap: no language has enough text for a held-out sentence and a grid model; dead_letter/ says which "
     "(too_little_text, grid_too_small): give more text, or a smaller --grid")
@@ -206,7 +209,12 @@ class AllocateAndMergeFn(TallyingDoFn):
         curves = {d["lang"]: d["curve"] for d in languages}
         shares = vocap.smoothed_shares({d["lang"]: d["characters"] for d in languages}, self.alpha)
         weights = {lang: q ** self.beta for lang, q in shares.items()}
-        allocation = vocap.allocate(curves, weights, self.vocab_size)
+        try:
+            allocation = vocap.allocate(curves, weights, self.vocab_size)
+        except vocap.VocabularyTooSmall as error:
+            self.tally("fatal", "vocab_size_below_smallest_models", ALL)
+            yield dead_letter(ALL, "vocab_size", "allocate", "vocab_size_too_small", str(error))
+            return
         chosen_scores = {}
         for lang, curve in curves.items():
             model = next(p.model for p in curve if p.size == allocation.grid_sizes[lang])
@@ -223,9 +231,14 @@ class AllocateAndMergeFn(TallyingDoFn):
         self.tally("allocation", "merged_model_pieces", ALL, vocap.processor(merged).get_piece_size())
         self.tally("allocation", "mixed_sentences", ALL, len(mixed))
         if len(allocation.union) < allocation.target:
+            # A language's largest model smaller than the size asked of it: its text holds no more pieces,
+            # so a larger grid gives nothing more there.
+            text_bound = all(curve[-1].size < curve[-1].requested for curve in curves.values())
+            remedy = ("its text holds no more: give more text, or a --vocab_size near %d" % (len(allocation.union) + 5)
+                      if text_bound else "raise the grid's largest size or give more text")
             _LOG.warning("vocap: the grid's models hold %d distinct pieces, fewer than --vocab_size %d asks "
-                            "(minus %d special tokens): the merged model has every one of them; raise the grid's "
-                            "largest size or give more text", len(allocation.union), self.vocab_size, len(vocap.SPECIALS))
+                         "(minus %d special tokens): the merged model has every one of them; %s",
+                         len(allocation.union), self.vocab_size, len(vocap.SPECIALS), remedy)
         PROGRESS.info("vocap: merged model %s pieces (T=%s) from %d languages", f"{len(allocation.union) + 5:,}",
                       f"{self.vocab_size:,}", len(curves))
 
@@ -284,10 +297,10 @@ def build(p: beam.Pipeline, opts, inputs) -> None:
     merged = (
         curves["curves"]
         | "AllLanguages" >> beam.combiners.ToList()
-        | "AllocateAndMerge" >> beam.ParDo(AllocateAndMergeFn(opts)).with_outputs(STATS, main="done")
+        | "AllocateAndMerge" >> beam.ParDo(AllocateAndMergeFn(opts)).with_outputs(STATS, DEAD_LETTER, main="done")
     )
     ((read[STATS], curves[STATS], merged[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out))
-    ((read[DEAD_LETTER], curves[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten()
+    ((read[DEAD_LETTER], curves[DEAD_LETTER], merged[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten()
      | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out))
 
 

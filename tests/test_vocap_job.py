@@ -120,3 +120,12 @@ def test_monolingual_lines_lose_byte_order_marks_and_line_ends(tmp_path):
     read.start_bundle()
     [(lang, sentences, characters)] = [out for out in read.process(("fr", [str(mono)])) if isinstance(out, tuple)]
     assert (lang, sentences, characters) == ("fr", ["Bonjour le monde", "Salut"], 21)
+
+
+def test_a_vocab_size_below_the_smallest_models_ends_in_one_line_with_the_number_in_the_dead_letter(tmp_path):
+    # Known only once the models are trained: it ended in a 121-line traceback, three times.
+    with pytest.raises(SystemExit, match="--vocab_size is below the pieces the smallest grid models") as error:
+        job.run(["--vocab_size", "100", "--output", str(tmp_path)])
+    assert "\n" not in str(error.value)
+    [dead] = [d for d in pq.read_table(tmp_path / "dead_letter").to_pylist() if d["stage"] == "allocate"]
+    assert dead["reason"] == "vocab_size_too_small" and "vocabulary size 100 is below the" in dead["excerpt"]
