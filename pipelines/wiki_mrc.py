@@ -255,8 +255,11 @@ def _no_examples_note(lang: str, counts: dict) -> str:
         return f"note: {lang}: no examples although {above:,} entities have enough mentions; see the counts below"
     links, missing = counts.get("mentions/links", 0), counts.get("mentions/missing_target", 0)
     flag = "--min_mentions_en" if lang == "en" else "--min_mentions"
-    return (f"note: {lang}: no examples: no entity has enough mentions ({below:,} have fewer; {missing:,} of "
-            f"{links:,} links point to pages the dump lacks); a bigger dump or a lower {flag} gives some")
+    lacking = f"{missing:,} of {links:,} links point to pages the dump lacks"
+    if not below:
+        return f"note: {lang}: no examples: no article of the dump is linked from another ({lacking}); a bigger dump gives some"
+    return (f"note: {lang}: no examples: no entity has enough mentions ({below:,} have fewer; {lacking}); a bigger "
+            f"dump or a lower {flag} gives some")
 
 
 if __name__ == "__main__":

@@ -210,13 +210,17 @@ def test_a_language_without_examples_gets_a_line_saying_why():
     from pipelines.wiki_mrc import print_summary
 
     counts = [("de", "entities/below_min_mentions", 44), ("en", "entities/above_min_mentions", 2),
-              ("en", "entities/with_examples", 2), ("en", "examples/answerable", 20)]
+              ("en", "entities/with_examples", 2), ("en", "examples/answerable", 20),
+              ("vi", "mentions/links", 1320), ("vi", "mentions/missing_target", 1312)]
     stats = pa.Table.from_pylist([dict(zip(("lang", "metric", "value"), c)) for c in counts], schema=STATS_SCHEMA)
     printed = io.StringIO()
     print_summary(stats, 1.0, printed)
     notes = [line for line in printed.getvalue().splitlines() if line.startswith("note:")]
     assert notes == ["note: de: no examples: no entity has enough mentions (44 have fewer; 0 of 0 links point to pages "
-                     "the dump lacks); a bigger dump or a lower --min_mentions gives some"]
+                     "the dump lacks); a bigger dump or a lower --min_mentions gives some",
+                     # none with fewer either: "no entity has enough (0 have fewer)" read as a contradiction
+                     "note: vi: no examples: no article of the dump is linked from another (1,312 of 1,320 links "
+                     "point to pages the dump lacks); a bigger dump gives some"]
 
 
 def test_same_seed_same_bytes_whatever_workers_and_seed_matters(tmp_path):

@@ -122,7 +122,7 @@ def build_parser(spec: ModelSpec | None = None) -> argparse.ArgumentParser:
 
 def parse_args(argv=None) -> argparse.Namespace:
     # Two passes: the model named by --model brings its own configs and flags.
-    first = argparse.ArgumentParser(add_help=False)
+    first = argparse.ArgumentParser(prog="python -m training.run", add_help=False)
     first.add_argument("--model", choices=MODEL_NAMES)
     known, _ = first.parse_known_args(argv)
     return build_parser(get_spec(known.model) if known.model else None).parse_args(argv)

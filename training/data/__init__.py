@@ -83,6 +83,9 @@ def list_shards(data_dir: str | Path, split: str = "train") -> list[Path]:
     root = Path(data_dir)
     if not root.exists():
         raise FileNotFoundError(f"--data {data_dir}: folder not found")
+    if root.is_file():
+        raise FileNotFoundError(f"--data {data_dir}: a file; give the data job's --output folder (or its data/), "
+                                f"whose {split}-*.parquet shards are all read")
     folder = root / "data" if (root / "data").is_dir() else root
     files = sorted(folder.glob(f"{split}-*.parquet"))
     if not files:
