@@ -27,7 +27,6 @@ import io
 from dataclasses import dataclass
 
 import numpy as np
-import ot
 
 EPSILON = 1e-9  # far below any real pair's share (1e-9 of the bitext), so only empty pairs cost -log ε
 REGULARISATION = 1.0  # Eq. 2 weighs the entropy by 1
@@ -110,6 +109,8 @@ def sinkhorn_plan(marginal: np.ndarray, cost: np.ndarray, reg: float = REGULARIS
     iteration at smaller ε or reg.
     """
     marginal = np.asarray(marginal, dtype=np.float64)
+    import ot  # here, not at the top: POT imports torch (3 CPU-s), which --help and the plan never need
+
     plan, log = ot.sinkhorn(marginal, marginal, np.asarray(cost, dtype=np.float64), reg, method="sinkhorn_log",
                             numItermax=max_iterations, stopThr=stop_threshold, log=True, warn=False)
     return np.asarray(plan, dtype=np.float64), int(log.get("niter", 0))
@@ -131,6 +132,8 @@ def unbalanced_plan(marginal: np.ndarray, cost: np.ndarray, reg: float = REGULAR
     """POT's KL-relaxed (unbalanced) plan, normalised: the marginals are only pulled towards
     p^(1/T) with strength `reg_m`, so the plan is free to leave zero-data pairs (almost) empty."""
     marginal = np.asarray(marginal, dtype=np.float64)
+    import ot
+
     plan = ot.unbalanced.sinkhorn_unbalanced(marginal, marginal, np.asarray(cost, dtype=np.float64), reg, reg_m,
                                              method="sinkhorn_stabilized", numItermax=max_iterations,
                                              stopThr=stop_threshold)
