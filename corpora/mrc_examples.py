@@ -183,7 +183,9 @@ def _glued_words(tokenizer, text: str, anchor_start: int, anchor_end: int) -> _G
         end += 1
     if (start, end) == (anchor_start, anchor_end):
         return None
-    if (start == floor and start > 0 and not text[start - 1].isspace()) or (end == ceiling and end < len(text) and not text[end].isspace()):
+    run_too_long_before = start == floor and start > 0 and not text[start - 1].isspace()
+    run_too_long_after = end == ceiling and end < len(text) and not text[end].isspace()
+    if run_too_long_before or run_too_long_after:
         return None
     words = tokenizer.tokenize(text[start:end])
     breaks, position = {}, start  # char offset where a word starts -> its index

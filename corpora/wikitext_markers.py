@@ -6,6 +6,8 @@ tracking offsets: an anchor's offsets are fixed only once the final text exists.
 """
 from __future__ import annotations
 
+import re
+
 # See the module docstring. \x03 stands for a space inside link text that must survive collapsing.
 ANCHOR_OPEN, ANCHOR_INDEX_END, ANCHOR_CLOSE = "\x01", "\x1f", "\x02"
 KEPT_SPACE, BOLD_OPEN, BOLD_CLOSE, NOWIKI_EDGE, HEADING = "\x03", "\x04", "\x05", "\x06", "\x07"
@@ -79,9 +81,14 @@ def _without_empty_label(prev: str) -> str:
     opens it) rather than leave "Catania (IPA:) è". A label is a few words, links allowed."""
     tail = prev[-_LABEL_CHARS:]
     opening = max(tail.rfind("("), tail.rfind(";"))
-    if opening < 0:
-        return prev
+    if opening < 0 or (tail[opening] == ";" and _ENTITY_END_RE.search(tail, 0, opening)):
+        return prev  # "(Ben &amp; Jerry: ...)": that ";" ends an entity, it opens no label
     label = tail[opening + 1 : -1]
-    if not label.strip() or label.count(" ") > 5 or any(c in label for c in "()\n{}.") or label.count("[[") != label.count("]]"):
+    if not label.strip() or label.count(" ") > 5 or any(c in label for c in "()\n{}."):
+        return prev
+    if label.count("[[") != label.count("]]"):
         return prev
     return prev[: len(prev) - len(tail) + opening + 1]
+
+
+_ENTITY_END_RE = re.compile(r"&#?\w+$")

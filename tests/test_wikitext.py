@@ -362,6 +362,7 @@ def test_whitespace_left_by_removed_markup_is_repaired():
     ("it", "Nobel (pronuncia: {{IPA|x}}; Stoccolma, 1833) è", "Nobel (Stoccolma, 1833) è"),
     ("fr", "Berlin (en allemand : {{Audio|Berlin.ogg}}) est", "Berlin est"),
     ("en", "a (b) c: {{x}}) d", "a (b) c:) d"),  # no bracket opens the label: left as it is
+    ("en", "X (Ben &amp; Jerry: {{x}}) y", "X (Ben & Jerry:) y"),  # an entity's ";" opens no label
 ])
 def test_what_dropped_templates_leave_in_brackets_and_between_separators_is_repaired(lang, wikitext, text):
     assert parse_wikitext(wikitext, lang).text == text
