@@ -275,12 +275,18 @@ def vocab(tmp_path_factory) -> Path:
 
 
 def test_xy_corpus_with_no_usable_bitext_line_ends_with_one_line(tmp_path, vocab):
-    (tmp_path / "fr-ar.tsv").write_text("no separator one\nno separator two\n")
+    # Separated lines, each with a side missing: known only by reading the file to its end.
+    (tmp_path / "fr-ar.tsv").write_text("\tseulement l'arabe manque\nno separator two\nle français\t\n")
     result = job("xy_corpus", "--mono", f"fr={MONO / 'fr.txt'}", "--mono", f"ar={MONO / 'ar.txt'}", "--vocab", str(vocab),
                  "--bitext", f"fr-ar={tmp_path / 'fr-ar.tsv'}", "--output", str(tmp_path / "out"))
     assert_usage_error(result, "xy_corpus: no usable bitext pair", "dead_letter/")
     assert "read/no_separator" in result.stdout
-    assert [d["reason"] for d in dead_letters(tmp_path / "out")] == ["no_separator", "no_separator"]
+    assert sorted(d["reason"] for d in dead_letters(tmp_path / "out")) == ["empty", "empty", "no_separator"]
+    # A file without a single separated line is one language's file: refused before the run.
+    (tmp_path / "fr.txt").write_text("no separator one\nno separator two\n")
+    result = job("xy_corpus", "--mono", f"fr={MONO / 'fr.txt'}", "--mono", f"ar={MONO / 'ar.txt'}", "--vocab", str(vocab),
+                 "--bitext", f"fr-ar={tmp_path / 'fr.txt'}", "--output", str(tmp_path / "out2"))
+    assert_usage_error(result, "holds one side only", "fr-ar=FR_FILE,AR_FILE")
 
 
 @pytest.mark.parametrize("kind", ["directory", "empty"])
