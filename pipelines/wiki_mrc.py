@@ -77,11 +77,11 @@ class WikiMrcOptions(PipelineOptions):
         parser.add_argument("--test_entities", type=int, default=0,
                             help="entities per language held out to an entity-disjoint test split (paper: 1000; default none)")
         parser.add_argument("--streams_per_range", type=int, default=20,
-                            help="multistream bz2 streams (~100 pages each) read by one worker task")
+                            help="multistream bz2 streams (~100 pages each) read by one worker task (default %(default)s)")
         parser.add_argument("--max_page_bytes", type=int, default=20_000_000,
-                            help="pages larger than this go to the dead letter (the largest real articles are ~2 MB)")
+                            help="pages larger than this go to the dead letter (the largest real articles are ~2 MB; default %(default)s)")
         parser.add_argument("--entities_per_bucket", type=int, default=64,
-                            help="entities that exchange contexts for unanswerable examples")
+                            help="entities that exchange contexts for unanswerable examples (default %(default)s)")
         parser.add_argument("--allow_language_mismatch", action="store_true",
                             help="read a --dump whose siteinfo (xml:lang, dbname) names another language than "
                             "the one declared; without it such a dump stops the job before it starts")
