@@ -18,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from corpora import dumps, wikitext  # noqa: E402
+from corpora import dumps, wikitext, wikitext_blocks  # noqa: E402
 from corpora.languages import wiki_language  # noqa: E402
 from corpora.mrc_audit import _EMPTY_BRACKETS_RE, _GLUED_YEARS_RE  # noqa: E402
 
@@ -30,16 +30,16 @@ _WORD_RE = re.compile(r"\S+")
 
 def count(lang: str, path: str) -> Counter:
     counts: Counter = Counter()
-    original = wikitext.render_template
+    original = wikitext_blocks.render_template
 
-    def counting_render(body, nested):
-        shown = original(body, nested)
+    def counting_render(body, nested, lang=""):
+        shown = original(body, nested, lang)
         counts["rendered" if shown else "dropped"] += 1
         if shown:
             counts["rendered:" + body.split("|", 1)[0].strip().lower()] += 1
         return shown
 
-    wikitext.render_template = counting_render
+    wikitext_blocks.render_template = counting_render
     language = wiki_language(lang)
     try:
         with open(path, "rb") as f:
@@ -52,7 +52,7 @@ def count(lang: str, path: str) -> Counter:
                 counts["doubled_separators"] += len(_DOUBLED_RE.findall(text))
                 counts["glued_numbers"] += sum(1 for w in _WORD_RE.findall(text) if _GLUED_YEARS_RE.match(w.strip(".,;:()")))
     finally:
-        wikitext.render_template = original
+        wikitext_blocks.render_template = original
     return counts
 
 

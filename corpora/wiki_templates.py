@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from corpora import french_templates
 from corpora.italian_bio import render_bio
 
 Renderer = Callable[[list[str], dict[str, str]], str]
@@ -138,7 +139,12 @@ def _frac(positional, named) -> str:
 
 
 def _date(positional, named) -> str:
-    """{{start date|1990|5|3}} -> "1990-05-03": an ISO date, the one form that needs no locale."""
+    """{{start date|1990|5|3}} -> "1990-05-03": an ISO date, the one form that needs no locale. A date
+    written with its month as a word ({{date|11|novembre|1866}} on fr.wikipedia, {{date-|19 janvier}})
+    is shown as written: read as numbers it gave "11-1866"."""
+    written = [p.strip() for p in positional[:3] if p.strip()]
+    if written and not all(p.lstrip("-").isdigit() for p in written):
+        return " ".join(written)
     numbers = [p for p in positional if p.strip().lstrip("-").isdigit()][:3]
     if not numbers:
         return ""
@@ -242,6 +248,7 @@ _DATE_TEMPLATES = (
     "birth date and age", "death date and age", "birth year and age", "death year and age", "birth-date",
     "start date and age", "end date and age", "dob", "dod", "ngày sinh", "ngày mất", "ngày sinh và tuổi",
     "ngày mất và tuổi", "生年月日と年齢", "没年齢",
+    "date-", "date de naissance", "date de décès", "date de naissance-", "date de décès-",
 )
 
 RENDERERS: dict[str, Renderer] = {
@@ -282,7 +289,13 @@ def is_block_quotation(body: str) -> bool:
     return template_key(body if bar < 0 else body[:bar]) in _BLOCK_QUOTATIONS
 
 
-def render(body: str, render_nested: Callable[[str], str]) -> str | None:
+# Templates whose names other wikis use for other things ({{s}}, {{,}}, {{De}} …): rendered only on
+# their own wiki.
+RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {"fr": french_templates.RENDERERS}
+ORDINAL_WIKIS = frozenset({"fr"})
+
+
+def render(body: str, render_nested: Callable[[str], str], lang: str = "") -> str | None:
     """The text a template shows in running text, or None if it is not one of ours (then dropped).
 
     `body` is the text between the outer braces; `render_nested` turns an argument holding
@@ -292,10 +305,13 @@ def render(body: str, render_nested: Callable[[str], str]) -> str | None:
     if "{" in name or "\n" in name.strip():
         return None
     key = template_key(name)
-    renderer = RENDERERS.get(key)
+    renderer = RENDERERS_OF_WIKI[lang].get(key) if lang in RENDERERS_OF_WIKI else None
+    renderer = renderer or RENDERERS.get(key)
     if renderer is None:
         if key.startswith(("lang-", "langx-")):
             renderer = _lang_x
+        elif lang in ORDINAL_WIKIS and french_templates.is_ordinal(name, split_arguments(body)[1] if bar >= 0 else []):
+            return french_templates.render_ordinal(name, split_arguments(body)[1] if bar >= 0 else [])
         elif key.startswith("ipa"):
             return None
         else:

@@ -109,7 +109,7 @@ def parse_wikitext(wikitext: str, lang: str | WikiLanguage) -> ParsedPage:
     text = "\n" + without_marker_characters(wikitext)
     text, had_nowiki = drop_comments_and_extension_tags(text)
     is_disambiguation = has_disambiguation_template(text, language)
-    text = drop_templates_and_tables(text)
+    text = drop_templates_and_tables(text, language.code)
     text = split_definition_terms(text)
     if "-{" in text and language.code in CONVERTER_LANGS:
         text = convert_language_variants(text)

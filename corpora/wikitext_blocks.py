@@ -129,12 +129,14 @@ def _has_html_table(text: str) -> bool:
     return "<" in text and _HTML_TABLE_OPEN_RE.search(text) is not None  # most pages have no "<" left
 
 
-def drop_templates_and_tables(text: str) -> str:
+def drop_templates_and_tables(text: str, lang: str = "") -> str:
+    """Templates and tables removed; the templates that carry words of the sentence on wiki `lang`
+    (corpora/wiki_templates.py) replaced by their text."""
     html_tables = _has_html_table(text)
     if "{" not in text and "|}" not in text and not html_tables:
         return text
     spans = _template_and_table_spans(text, _BRACE_OR_HTML_TABLE_TOKEN_RE if html_tables else _BRACE_TOKEN_RE)
-    return _cut_spans(text, spans) if spans else text
+    return _cut_spans(text, spans, lang) if spans else text
 
 
 def _template_and_table_spans(text: str, tokens: re.Pattern = _BRACE_TOKEN_RE) -> list[tuple[int, int]]:
@@ -194,7 +196,7 @@ def _template_and_table_spans(text: str, tokens: re.Pattern = _BRACE_TOKEN_RE) -
     return spans
 
 
-def _cut_spans(text: str, spans: list[tuple[int, int]], depth: int = 0) -> str:
+def _cut_spans(text: str, spans: list[tuple[int, int]], lang: str, depth: int = 0) -> str:
     """Delete the spans, except the outermost templates that carry text of the sentence
     (corpora/wiki_templates.py), which are replaced by that text."""
     spans.sort()
@@ -210,7 +212,7 @@ def _cut_spans(text: str, spans: list[tuple[int, int]], depth: int = 0) -> str:
             body = text[start + 2 : end - 2]
             # A quotation before any text of the page is its epigraph, not its first sentence.
             if not (depth == 0 and is_block_quotation(body) and not any(piece.strip() for piece in pieces)):
-                shown = render_template(body, _nested_renderer(depth))
+                shown = render_template(body, _nested_renderer(lang, depth), lang)
         if shown:
             pieces.append(shown)
         elif (
@@ -222,14 +224,14 @@ def _cut_spans(text: str, spans: list[tuple[int, int]], depth: int = 0) -> str:
     return "".join(pieces)
 
 
-def _nested_renderer(depth: int):
+def _nested_renderer(lang: str, depth: int):
     """Arguments holding templates of their own ({{nowrap|5{{ndash}}6}}); real calls nest a level or
     two, deeper ones are dropped, which keeps the work bounded."""
     def render_argument(argument: str) -> str:
         if depth >= 3:
             return ""
         spans = _template_and_table_spans(argument)
-        return _cut_spans(argument, spans, depth + 1) if spans else argument
+        return _cut_spans(argument, spans, lang, depth + 1) if spans else argument
 
     return render_argument
 

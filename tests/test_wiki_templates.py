@@ -77,3 +77,25 @@ def test_links_inside_rendered_templates_become_anchors():
 def test_unknown_templates_are_not_rendered():
     assert render("cite web|url=x|title=y", lambda s: s) is None
     assert render("Infobox country|name=x", lambda s: s) is None
+
+
+def test_french_templates_carry_the_words_of_the_sentence_on_fr_only():
+    # Real frwiki phrases ("compte environ {{unité|3.8|millions}} d'habitants, sur {{unité|891.8|km|2}}",
+    # "au {{s-|XX}}", "né le {{date de naissance|11|novembre|1866}}") lost their numbers, centuries, dates.
+    from corpora.wikitext import parse_wikitext
+
+    fr = parse_wikitext("Berlin compte {{unité|3.8|millions}} d'habitants, sur {{unité|891.8|km|2}}. Né le "
+                        "{{date de naissance|11|novembre|1866}} au {{s-|XIX}}, mort au {{-s-|I}}, le {{Ier}} "
+                        "arrondissement {{incise|dit-on}} à {{heure|4|30}} pour {{euro|5}}.", "fr").text
+    assert fr == ("Berlin compte 3.8 millions d'habitants, sur 891.8 km2. Né le 11 novembre 1866 au XIXe siècle, "
+                  "mort au Ier siècle av. J.-C., le Ier arrondissement – dit-on – à 4 h 30 pour 5 €.")
+    # The same names mean other templates elsewhere: uk {{s}}, bn {{es}}, ja {{De}}, en {{e|3}}.
+    assert render("s|ISBN 5-308-01400-0", str, "uk") is None
+    assert render("es", str, "bn") is None and render("De|Religionswissenschaft", str, "ja") is None
+    assert render("e|3", str, "fr") is None  # a bare suffix with an argument is another template
+
+
+def test_a_date_with_its_month_as_a_word_is_shown_as_written():
+    # Read as numbers, {{date|11|novembre|1866}} gave "11-1866"; an ISO date stays ISO.
+    assert render("date|11|novembre|1866", str) == "11 novembre 1866"
+    assert render("start date|1990|5|3", str) == "1990-05-03"
