@@ -273,7 +273,6 @@ RENDERERS: dict[str, Renderer] = {
     "interlang": lambda positional, named: _arg(positional, 2) or _arg(positional, 1),  # ja {{Interlang|en|Title}}
     "tsl": _tsl, "link-en": _link_foreign, "link-ja": _link_foreign, "link-de": _link_foreign, "link-fr": _link_foreign,
     "sort": _sort, "sortkey": _sort, "sortname": lambda p, n: " ".join(x for x in p[:2] if x), "abbr": _abbr,
-    "bio": render_bio,  # it: the first sentence of a biography (corpora/italian_bio.py)
     "script": _second, "color": _second, "colour": _second, "font color": _last, "lang-ar": _lang_x,
 }
 
@@ -291,7 +290,10 @@ def is_block_quotation(body: str) -> bool:
 
 # Templates whose names other wikis use for other things ({{s}}, {{,}}, {{De}} …): rendered only on
 # their own wiki.
-RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {"fr": french_templates.RENDERERS}
+RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {
+    "fr": french_templates.RENDERERS,
+    "it": {"bio": render_bio},  # the first sentence of a biography (corpora/italian_bio.py)
+}
 ORDINAL_WIKIS = frozenset({"fr"})
 
 

@@ -53,8 +53,10 @@ def test_other_names_article_gender_and_the_parts_that_replace_the_sentence():
     assert fine.text == "Corrado III Hohenstaufen (1093 – 1152) fu imperatore del Sacro Romano Impero"
 
 
-def test_a_bio_template_without_a_name_is_dropped_like_any_other():
+def test_a_bio_template_elsewhere_or_without_a_name_is_dropped_like_any_other():
     assert parse_wikitext("{{bio|some other wiki's template}}Text here.", "en").text == "Text here."
+    assert parse_wikitext("{{Bio|Nome=Ada|Cognome=Lovelace|Attività=matematica}}Text here.", "en").text == "Text here."
+    assert parse_wikitext("{{Bio|Sesso=F|Attività=matematica}}Testo.", "it").text == "Testo."
 
 
 def test_a_quotation_before_the_text_is_an_epigraph_not_the_first_sentence():
