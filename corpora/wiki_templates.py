@@ -290,9 +290,18 @@ def is_block_quotation(body: str) -> bool:
 
 # Templates whose names other wikis use for other things ({{s}}, {{,}}, {{De}} …): rendered only on
 # their own wiki.
+def _untranslated_link(positional, named) -> str:
+    """ru {{нп5|Баварский квартал|Баварский квартал|de|Bayerisches Viertel}}: a link to an article the
+    wiki lacks yet; it shows its second argument, else its first."""
+    return _arg(positional, 1) or _arg(positional, 0)
+
+
 RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {
     "fr": french_templates.RENDERERS,
     "it": {"bio": render_bio},  # the first sentence of a biography (corpora/italian_bio.py)
+    # "no {{séc|XIII}}" shows "no século XIII"; "{{fmtn|90000}} habitantes", the number
+    "pt": {"séc": lambda positional, named: f"século {_arg(positional, 0)}".strip(), "fmtn": _first},
+    "ru": {name: _untranslated_link for name in ("нп5", "нп3", "нп4", "нп", "не переведено 5", "не переведено 3")},
 }
 ORDINAL_WIKIS = frozenset({"fr"})
 

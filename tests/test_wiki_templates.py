@@ -99,3 +99,12 @@ def test_a_date_with_its_month_as_a_word_is_shown_as_written():
     # Read as numbers, {{date|11|novembre|1866}} gave "11-1866"; an ISO date stays ISO.
     assert render("date|11|novembre|1866", str) == "11 novembre 1866"
     assert render("start date|1990|5|3", str) == "1990-05-03"
+
+
+def test_portuguese_and_russian_templates_seen_in_real_sentences():
+    # ptwiki "documentada pela primeira vez no {{séc|XIII}}", "os {{fmtn|90000}} habitantes";
+    # ruwiki "{{нп5|Баварский квартал|Баварский квартал|de|Bayerisches Viertel}} в районе".
+    assert render("séc|XIII", str, "pt") == "século XIII" and render("fmtn|90000", str, "pt") == "90000"
+    assert render("нп5|Баварский квартал|Баварский квартал|de|Bayerisches Viertel", str, "ru") == "Баварский квартал"
+    assert render("нп5|Amerika-Gedenkbibliothek", str, "ru") == "Amerika-Gedenkbibliothek"
+    assert render("séc|XIII", str, "es") is None
