@@ -50,7 +50,9 @@ def _matching_files(flag: str, value: str, pattern: str, skip: Callable[[str], b
         raise UsageError(_no_filesystem(flag, value, pattern)) from None
     paths = sorted(m.path for m in matched if not (skip and skip(m.path)))
     if not paths:
-        raise UsageError(f"{flag} {value!r}: no file matches {pattern}")
+        why = f"{pattern} matches only files that are no input here ({matched[0].path.rsplit('/', 1)[-1]}, …)" if matched \
+            else f"no file matches {pattern}"
+        raise UsageError(f"{flag} {value!r}: {why}")
     return paths
 
 

@@ -3,6 +3,7 @@ a multistream dump has its index (Wikimedia's `-multistream-index.txt.bz2`), els
 Damaged regions and unreadable indexes go to the dead letter; the rest of the dump is still read."""
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 from typing import NamedTuple
@@ -25,18 +26,20 @@ class DumpSpec(NamedTuple):
     namespaces: tuple = ()  # ((key, name), ...) from the dump's <siteinfo>, read by the job's plan()
 
 
-def multistream_index_for(path: str) -> str | None:
+def expected_index_name(path: str) -> str | None:
     """Wikipedia names the index of `X-multistream.xml.bz2` as `X-multistream-index.txt.bz2`, and that
     of a part of a large wiki's dump, `X-multistream3.xml-p151574p311329.bz2`, as
     `X-multistream-index3.txt-p151574p311329.bz2`."""
-    index = None
     if path.endswith("multistream.xml.bz2"):
-        index = path[: -len(".xml.bz2")] + "-index.txt.bz2"
-    elif part := _MULTISTREAM_PART_RE.search(path):
-        index = path[: part.start()] + "-multistream-index%s.txt-%s.bz2" % part.group("number", "pages")
-    if index and FileSystems.exists(index):
-        return index
+        return path[: -len(".xml.bz2")] + "-index.txt.bz2"
+    if part := _MULTISTREAM_PART_RE.search(path):
+        return path[: part.start()] + "-multistream-index%s.txt-%s.bz2" % part.group("number", "pages")
     return None
+
+
+def multistream_index_for(path: str) -> str | None:
+    index = expected_index_name(path)
+    return index if index and FileSystems.exists(index) else None
 
 
 _MULTISTREAM_PART_RE = re.compile(r"-multistream(?P<number>\d+)\.xml-(?P<pages>p\d+p\d+)\.bz2$")
@@ -64,8 +67,9 @@ def dump_form(path: str) -> tuple[str, str]:
 
 
 def same_pages_twice(paths: list[str]) -> str | None:
-    """Why `paths` (one language's dumps) would read pages twice, or None: a file given twice, or one
-    dump in two forms (a pattern such as "enwiki-2026-pages-articles*.bz2" matches all four)."""
+    """Why `paths` (one language's dumps) would read pages twice, or None: a file given twice (by
+    name, through a link or as a copy), or one dump in two forms (a pattern such as
+    "enwiki-2026-pages-articles*.bz2" matches all four)."""
     seen: dict[str, str] = {}
     forms: dict[str, dict[str, str]] = {}
     for path in paths:
@@ -79,7 +83,22 @@ def same_pages_twice(paths: list[str]) -> str | None:
         if len(by_form) > 1:
             examples = " and ".join(p.rsplit("/", 1)[-1] for p in list(by_form.values())[:2])
             return f"{examples} hold the same dump ({dump}) in {len(by_form)} forms ({', '.join(sorted(by_form))})"
+    by_content: dict[tuple, str] = {}
+    for path in paths:  # a symlink, or a copy under another name
+        key = _content_key(path)
+        if key in by_content:
+            return f"{by_content[key]} and {path} hold the same bytes"
+        by_content[key] = path
     return None
+
+
+def _content_key(path: str) -> tuple:
+    """Size and the first MiB's digest: two names of one file, or a copy, whatever they are called.
+    Reads 1 MiB a dump, once, before the job starts."""
+    size = FileSystems.match([path])[0].metadata_list[0].size_in_bytes
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        head = f.read(1 << 20)
+    return size, hashlib.sha1(head).hexdigest()
 
 
 def plan_reads(spec: DumpSpec, streams_per_range: int):

@@ -41,7 +41,8 @@ from pipelines import beam_outputs, common, input_checks
 from pipelines.input_checks import UsageError
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from pipelines.wiki_dump_reading import (
-    DumpSpec, ReadDumps, is_multistream_index, language_profiles, multistream_index_for, same_pages_twice,
+    DumpSpec, ReadDumps, expected_index_name, is_multistream_index, language_profiles, multistream_index_for,
+    same_pages_twice,
     siteinfo_namespaces,
 )
 from pipelines.wiki_mrc_entities import LinksByTargetFn, ResolveLinksFn, SelectMentionsFn, article_page_info
@@ -111,7 +112,7 @@ def plan(opts) -> tuple[list[DumpSpec], str]:
     for spec in specs:
         if spec.index_path is None and "-multistream" in spec.path.rsplit("/", 1)[-1]:
             print(f"note: {spec.path}: no multistream index beside it, so one worker reads it from start to end; "
-                  f"put its -index.txt.bz2 file beside it for parallel reading", file=sys.stderr)
+                  f"put {expected_index_name(spec.path)} beside it for parallel reading", file=sys.stderr)
     return specs, f"{len(specs)} dump(s) in {', '.join(sorted(by_lang))}"
 
 

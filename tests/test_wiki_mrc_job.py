@@ -277,9 +277,15 @@ def test_a_dump_given_twice_or_in_two_forms_is_refused_before_it_doubles_every_r
         with pytest.raises(SystemExit, match=message) as err:
             wiki_mrc.run(["--output", str(tmp_path / "out"), *(f"--dump={d}" for d in dumps_given)])
         assert "\n" not in str(err.value)
-    parts = [f"enwiki-x-pages-articles-multistream{n}.xml-p{n}p{n}.bz2" for n in (1, 2)]
+    parts = [tmp_path / f"enwiki-x-pages-articles-multistream{n}.xml-p{n}p{n}.bz2" for n in (1, 2)]
+    for n, part in enumerate(parts):
+        part.write_bytes(bz2.compress(b"<page>%d</page>" % n))
+    parts = [str(part) for part in parts]
     assert wiki_dump_reading.same_pages_twice(parts) is None  # the parts of one dump are one dump once
     assert "2 forms" in wiki_dump_reading.same_pages_twice([*parts, "enwiki-x-pages-articles2.xml-p2p2.bz2"])
+    # A link to a dump, or a copy under another name, holds the same bytes.
+    (tmp_path / "elsewhere.xml.bz2").symlink_to(parts[0])
+    assert "hold the same bytes" in wiki_dump_reading.same_pages_twice([parts[0], str(tmp_path / "elsewhere.xml.bz2")])
     # A multistream dump without its index is read, with a note that says what one worker reading it costs.
     lone = tmp_path / dumps.SAMPLE_DUMPS["en"]
     lone.write_bytes((sample / dumps.SAMPLE_DUMPS["en"]).read_bytes())
