@@ -39,12 +39,17 @@ def render_bio(positional: list[str], named: dict[str, str]) -> str:
     dates = _life_dates(get)
     if dates:
         text += f" ({dates})"
+    full_stop = "" if get("Punto").lower() == "no" else "."
     if get("FineIncipit"):
-        return f"{text} {get('FineIncipit')}"
+        ending = get("FineIncipit")
+        return f"{text} {ending}" + ("" if ending.endswith((".", "!", "?")) else full_stop)
     dead = bool(get("AnnoMorte") or get("GiornoMeseMorte") or get("LuogoMorte"))
     feminine = get("Sesso").upper() == "F"
     verb = ("è stata" if feminine else "è stato") if dead else "è"
-    activities = _joined([get("Attività"), get("Attività2"), get("Attività3")]) + get("AttivitàAltre")
+    # AttivitàAltre and PostNazionalità follow directly, with the space they write ("{{sp}}e dittatore")
+    others = named.get("AttivitàAltre", "").rstrip()  # "{{sp}}e dittatore": the list's "e" is its own
+    listed = [get("Attività"), get("Attività2"), get("Attività3")]
+    activities = (", ".join(a for a in listed if a) if others.strip() else _joined(listed)) + others
     if not activities:
         return text
     # PreAttività stands for "è stato un": "(...), meglio conosciuto come Caligola, fu il terzo".
@@ -54,9 +59,9 @@ def render_bio(positional: list[str], named: dict[str, str]) -> str:
     sentence = f"{text}{'' if opening[:1] in ',;:.' else ' '}{opening}{gap}{activities}"
     if nationality:
         sentence += " " + nationality
-    after = get("PostNazionalità")  # ", che ..." follows directly; "attiva nel ..." after a space
+    after = named.get("PostNazionalità", "").rstrip()  # ", che ..." follows directly; "attiva nel ..." after a space
     sentence += (" " + after) if after[:1].isalnum() or after[:2] == "[[" else after
-    return sentence if get("Punto").lower() == "no" else sentence + "."
+    return sentence + full_stop
 
 
 def _life_dates(get) -> str:

@@ -58,7 +58,18 @@ def append_after_cut(pieces: list[str], piece: str) -> None:
         elif last == ";" and first in (",", ".", ")") and prev.endswith("&nbsp;"):  # "3500&nbsp;{{sc|bc}}."
             prev = prev[:-6].rstrip(" ")
             last = prev[-1:]
-        if last == ":" and first in (")", ";"):
+        if (last in _NOTATION_CLOSERS and first == _NOTATION_CLOSERS[last] and prev[-2:-1] in _NOTATION_BEFORE
+                and piece[1:2] in _NOTATION_AFTER):
+            # "(pronuncia /{{IPA|bolˈtsano}}/, ...)": the notation's slashes or brackets held only the
+            # template; they go, and so does the label before them (up to the bracket or ";").
+            prev, piece = _without_label_words(prev[:-1]), piece[1:]
+            last, first = prev[-1:], piece[:1]
+            if last == " " and first in (",", ";", ")"):
+                prev = prev.rstrip(" ")
+                last = prev[-1:]
+        if last == ":" and (first in (")", ";") or first == "," and prev.endswith(("(IPA:", "; IPA:"))):
+            # Not before "," in general: "(Pashto/Dari: {{nq|افغانستان}}, Afġānistān)" keeps its label,
+            # which the transliteration after the comma answers; "IPA:" names only the template's notation.
             prev = _without_empty_label(prev)
             last = prev[-1:]
         if last == "(":
@@ -92,3 +103,20 @@ def _without_empty_label(prev: str) -> str:
 
 
 _ENTITY_END_RE = re.compile(r"&#?\w+$")
+_NOTATION_CLOSERS = {"/": "/", "[": "]"}
+# A notation stands apart: " /{{IPA|…}}/," is one, "золот/<math>∅</math>/ий" (slashes inside a word) is not.
+_NOTATION_BEFORE = frozenset({" ", "(", ":", ""})
+_NOTATION_AFTER = frozenset({" ", ",", ";", ")", ".", ""})
+
+
+def _without_label_words(prev: str) -> str:
+    """"(pronuncia " or "(Aussprache: " before an emptied notation: a label of up to three words
+    right after a bracket or ";" goes; anything longer is the sentence's own text and stays."""
+    tail = prev[-_LABEL_CHARS:]
+    opening = max(tail.rfind("("), tail.rfind(";"))
+    if opening < 0:
+        return prev
+    label = tail[opening + 1 :]
+    if len(label.split()) > 3 or any(c in label for c in "()\n{}[]|.,") or any(c.isdigit() for c in label):
+        return prev
+    return prev[: len(prev) - len(tail) + opening + 1]

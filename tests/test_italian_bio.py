@@ -48,9 +48,12 @@ def test_other_names_article_gender_and_the_parts_that_replace_the_sentence():
                               "claudia]]}}", "it")
     assert caligola.text == ("Gaio Giulio Cesare Germanico (latino: Gaius Iulius Caesar Germanicus; Anzio, 31 agosto 12 – "
                              "Roma, 41), noto come Caligola, fu il terzo imperatore romano, della dinastia giulio-claudia.")
+    pinochet = parse_wikitext("{{Bio|Nome=Augusto|Cognome=Pinochet|Sesso=M|AnnoNascita=1915|AnnoMorte=2006|Attività="
+                              "generale|Attività2=politico|AttivitàAltre={{sp}}e [[dittatore]]|Nazionalità=cileno}}", "it")
+    assert pinochet.text == "Augusto Pinochet (1915 – 2006) è stato un generale, politico e dittatore cileno."  # not "politicoe"
     fine = parse_wikitext("{{Bio|Nome=Corrado III|Cognome=Hohenstaufen|Sesso=M|AnnoNascita=1093|AnnoMorte=1152"
                           "|Attività=|Nazionalità=|FineIncipit=fu imperatore del [[Sacro Romano Impero]]}}", "it")
-    assert fine.text == "Corrado III Hohenstaufen (1093 – 1152) fu imperatore del Sacro Romano Impero"
+    assert fine.text == "Corrado III Hohenstaufen (1093 – 1152) fu imperatore del Sacro Romano Impero."  # its full stop
 
 
 def test_a_bio_template_elsewhere_or_without_a_name_is_dropped_like_any_other():

@@ -108,3 +108,8 @@ def test_portuguese_and_russian_templates_seen_in_real_sentences():
     assert render("нп5|Баварский квартал|Баварский квартал|de|Bayerisches Viertel", str, "ru") == "Баварский квартал"
     assert render("нп5|Amerika-Gedenkbibliothek", str, "ru") == "Amerika-Gedenkbibliothek"
     assert render("séc|XIII", str, "es") is None
+
+
+def test_italian_population_template_shows_its_number():
+    # "un comune italiano di {{TA|103 379}} abitanti" read "di abitanti" in 40 queries of a real itwiki sample
+    assert render("TA|103 379", str, "it") == "103 379" and render("TA|103 379", str, "en") is None

@@ -363,6 +363,13 @@ def test_whitespace_left_by_removed_markup_is_repaired():
     ("fr", "Berlin (en allemand : {{Audio|Berlin.ogg}}) est", "Berlin est"),
     ("en", "a (b) c: {{x}}) d", "a (b) c:) d"),  # no bracket opens the label: left as it is
     ("en", "X (Ben &amp; Jerry: {{x}}) y", "X (Ben & Jerry:) y"),  # an entity's ";" opens no label
+    # a notation emptied of its template goes with its label; not slashes inside a word, not a label before ","
+    ("it", "Bolzano (pronuncia /{{IPA|bolˈtsano}}/, ''Bozen'' in tedesco) è", "Bolzano (Bozen in tedesco) è"),
+    ("it", "Bressanone (IPA: {{IPA|x}}, ''Brixen'' in tedesco) è", "Bressanone (Brixen in tedesco) è"),
+    ("el", "τον φθόγγο /{{IPA|o}}/, δηλ.", "τον φθόγγο, δηλ."),
+    ("uk", "золот/<math>x</math>/ий — золото", "золот//ий — золото"),
+    ("en", "Afghanistan ([[Pashto]]/[[Dari]]: {{nq|افغانستان}}, ''Afġānistān''), officially",
+     "Afghanistan (Pashto/Dari: Afġānistān), officially"),
 ])
 def test_what_dropped_templates_leave_in_brackets_and_between_separators_is_repaired(lang, wikitext, text):
     assert parse_wikitext(wikitext, lang).text == text
