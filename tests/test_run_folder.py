@@ -152,3 +152,6 @@ def test_a_data_jobs_output_is_no_run_folder(tmp_path):
     for overwrite in (False, True):
         with pytest.raises(RunFolderError, match="holds the output of wiki_mrc"):
             check_output(tmp_path, "mpmr", "tiny", {}, resume=False, overwrite=overwrite)
+    # its data/ too: a checkpoint file there broke pandas.read_parquet("OUT/data")
+    with pytest.raises(RunFolderError, match="is inside .* which holds the output of wiki_mrc"):
+        check_output(tmp_path / "data", "mpmr", "tiny", {}, resume=False, overwrite=False)

@@ -101,12 +101,15 @@ def check_output(out: Path, model: str, config_name: str, config: dict, resume: 
         raise RunFolderError("--resume and --overwrite: choose one (--overwrite clears the run that --resume continues)")
     if out.exists() and not out.is_dir():
         raise RunFolderError(f"--output {out}: a file, not a folder")
-    data_job = out / DATA_JOB_MARKER
-    if data_job.is_file():
-        # A data job's output is a dataset (its card can go to the Hub as it is): checkpoints and
-        # tensorboard/ beside it would be pushed with it, and --overwrite would not clear them away.
-        job = data_job.read_text(encoding="utf-8", errors="replace").strip() or "a data job"
-        raise RunFolderError(f"--output {out} holds the output of {job} (a dataset); give the run a folder of its own")
+    for folder in (out, *out.resolve().parents):
+        data_job = folder / DATA_JOB_MARKER
+        if data_job.is_file():
+            # A data job's output is a dataset (its card can go to the Hub as it is): checkpoints and
+            # tensorboard/ in it would be pushed with it, a file in its data/ breaks reading the rows,
+            # and a rerun of the job would replace what is inside.
+            job = data_job.read_text(encoding="utf-8", errors="replace").strip() or "a data job"
+            where = "holds" if folder == out else f"is inside {folder}, which holds"
+            raise RunFolderError(f"--output {out} {where} the output of {job} (a dataset); give the run a folder of its own")
     existing = describe_run(out) if out.exists() else None
     marker = read_marker(out) if out.exists() else {}
     if overwrite:
