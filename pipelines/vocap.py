@@ -190,7 +190,7 @@ common.FATAL_MESSAGES["fatal/vocab_size_below_smallest_models"] = (
     "in dead_letter/, reason vocab_size_too_small): raise --vocab_size, or start --grid lower")
 common.FATAL_MESSAGES["fatal/no_language_with_enough_text"] = (
     "vocap: no language has enough text for a held-out sentence and a grid model; dead_letter/ says which "
-    "(too_little_text, grid_too_small): give more text, or a smaller --grid")
+    "(too_little_text: give more text; grid_too_small: raise the end of --grid)")
 
 
 class AllocateAndMergeFn(TallyingDoFn):
@@ -325,6 +325,12 @@ def dataset_card(opts, inputs) -> DatasetCard:
         languages=sorted(langs))
 
 
+_LEFT_OUT = {
+    "language/grid_too_small": "its characters need more pieces than the grid's largest size; raise the end of --grid",
+    "language/too_little_text": "too little text for a held-out sentence and a model; give more text",
+}
+
+
 def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
     """Sentences, grid models and allocated pieces per language, then every count."""
     stream = stream or sys.stdout
@@ -335,8 +341,14 @@ def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
         print(f"{lang:<8}{v.get('sentences/train', 0):>11,}{v.get('sentences/heldout', 0):>10,}"
               f"{v.get('grid/models', 0):>8,}{v.get('allocation/pieces', 0):>11,}", file=stream)
     job = values.get(ALL, {})
-    print(f"merged model: {job.get('allocation/merged_model_pieces', 0):,} pieces "
-          f"(union {job.get('allocation/union_pieces', 0):,} + {len(vocap.SPECIALS)} special tokens)", file=stream)
+    if job.get("allocation/merged_model_pieces"):
+        print(f"merged model: {job['allocation/merged_model_pieces']:,} pieces "
+              f"(union {job.get('allocation/union_pieces', 0):,} + {len(vocap.SPECIALS)} special tokens)", file=stream)
+    for lang in sorted(k for k in values if k != ALL):
+        # A language left out has no piece of its own in the vocabulary: its text encodes as <unk>.
+        why = _LEFT_OUT.get(next((m for m in _LEFT_OUT if values[lang].get(m)), ""))
+        if why:
+            print(f"warning: {lang}: left out of the vocabulary: {why}", file=stream)
     common.print_count_table(values, stream)
     print(f"\ndone in {seconds:.1f}s", file=stream)
 

@@ -129,3 +129,12 @@ def test_a_vocab_size_below_the_smallest_models_ends_in_one_line_with_the_number
     assert "\n" not in str(error.value)
     [dead] = [d for d in pq.read_table(tmp_path / "dead_letter").to_pylist() if d["stage"] == "allocate"]
     assert dead["reason"] == "vocab_size_too_small" and "vocabulary size 100 is below the" in dead["excerpt"]
+
+
+def test_a_language_left_out_of_the_vocabulary_is_named_with_what_to_change(tmp_path, capsys):
+    # zh's characters need more than 300 pieces: it got none, and only a stats row said so.
+    job.run(["--grid", "100:300:100", "--vocab_size", "1500", "--output", str(tmp_path)])
+    printed = capsys.readouterr().out
+    assert "warning: zh: left out of the vocabulary: its characters need more pieces than the grid's largest size; " \
+           "raise the end of --grid" in printed
+    assert "warning: en" not in printed
