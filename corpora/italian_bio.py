@@ -5,7 +5,7 @@ Sesso=M|LuogoNascita=Parigi|GiornoMeseNascita=18 settembre|AnnoNascita=1752|...|
 Nazionalità=francese}}" shows "'''Adrien-Marie Legendre''' (Parigi, 18 settembre 1752 – Parigi, 10
 gennaio 1833) è stato un matematico francese." Dropped like other templates (and by WikiExtractor,
 which the paper used), every such article loses the sentence that defines its entity, and the mPMR
-query starts at the second sentence, often without the name: in a real itwiki dump of 673 articles
+query starts at the second sentence, often without the name: in a real itwiki sample of 573 articles
 (55 with {{Bio}}), 8 of the 144 entities with examples had such a query, 6 of them with no [MASK].
 
 Rendered from the arguments, as Modulo:Bio composes the incipit: the bold name (Titolo before it,
