@@ -331,12 +331,17 @@ def main(argv=None) -> int:
     dumps_by_lang: dict[str, list[str]] = defaultdict(list)
     specs = args.dump
     if not specs:
-        specs = [spec for spec in recorded_dumps(Path(args.output)) if _local_dump_exists(spec)]
+        recorded = recorded_dumps(Path(args.output))
+        specs = [spec for spec in recorded if _local_dump_exists(spec)]
+        missing = [spec for spec in recorded if spec not in specs]
         if specs:
             print(f"the dumps the job read (its README.md's command): {' '.join(specs)}", file=sys.stderr)
-        else:
-            print("note: without --dump (and no dump of the job's command found here), a title kept inside a "
-                  "longer link of its definition page counts as a leak in title_in_query", file=sys.stderr)
+        if missing:
+            print(f"note: the job's command names dumps not found here: {' '.join(missing)}; pass --dump for them",
+                  file=sys.stderr)
+        if not specs:
+            print("note: without --dump, a title kept inside a longer link of its definition page counts as a leak "
+                  "in title_in_query", file=sys.stderr)
     for spec in specs:
         lang, eq, path = spec.partition("=")
         if not eq:
