@@ -288,6 +288,14 @@ def is_block_quotation(body: str) -> bool:
     return template_key(body if bar < 0 else body[:bar]) in _BLOCK_QUOTATIONS
 
 
+# MediaWiki's own functions that show their argument: "di {{formatnum:290678}} abitanti" (the number as
+# written, as {{convert}} shows it), "{{ucfirst:paris}}". Every wiki has them (ja's excerpt: 558 formatnum).
+_PARSER_FUNCTIONS: dict[str, Callable[[str], str]] = {
+    "formatnum": lambda text: text, "uc": str.upper, "lc": str.lower,
+    "ucfirst": lambda text: text[:1].upper() + text[1:], "lcfirst": lambda text: text[:1].lower() + text[1:],
+}
+
+
 # Templates whose names other wikis use for other things ({{s}}, {{,}}, {{De}} …): rendered only on
 # their own wiki.
 def _untranslated_link(positional, named) -> str:
@@ -317,6 +325,9 @@ def render(body: str, render_nested: Callable[[str], str], lang: str = "") -> st
     name = body if bar < 0 else body[:bar]
     if "{" in name or "\n" in name.strip():
         return None
+    function, colon, argument = name.partition(":")
+    if colon and function.strip().lower() in _PARSER_FUNCTIONS:
+        return _PARSER_FUNCTIONS[function.strip().lower()](argument.strip())
     key = template_key(name)
     renderer = RENDERERS_OF_WIKI[lang].get(key) if lang in RENDERERS_OF_WIKI else None
     renderer = renderer or RENDERERS.get(key)

@@ -113,3 +113,11 @@ def test_portuguese_and_russian_templates_seen_in_real_sentences():
 def test_italian_population_template_shows_its_number():
     # "un comune italiano di {{TA|103 379}} abitanti" read "di abitanti" in 40 queries of a real itwiki sample
     assert render("TA|103 379", str, "it") == "103 379" and render("TA|103 379", str, "en") is None
+
+
+def test_mediawikis_own_functions_show_their_argument():
+    # Real sentences: uk "населення у Києві становило {{formatnum:2944408}} особи" read "становило особи",
+    # en "Mount Tahat ({{formatnum:3003}} m)" read "(m)", it "di {{formatnum:290678}} abitanti".
+    assert render("formatnum:2944408", str, "uk") == "2944408" and render("formatnum:3003|R", str) == "3003"
+    assert render("ucfirst:paris", str) == "Paris" and render("lc:ABC", str) == "abc"
+    assert render("Template:Foo", str) is None
