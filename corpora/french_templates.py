@@ -33,7 +33,7 @@ def render_ordinal(name: str, positional: list[str]) -> str:
     return " ".join([name.strip(), *(p for p in positional[:1] if p)])
 
 
-def _with_units(positional, named) -> str:
+def with_units(positional, named) -> str:
     """{{unité|891.8|km|2}} -> "891.8 km2", {{nombre|71|sièges}} -> "71 sièges": value, then pairs of
     unit and exponent (an exponent of 1 or none is not shown)."""
     if not positional:
@@ -85,7 +85,7 @@ def _flag_and_name(positional, named) -> str:
 
 
 RENDERERS = {
-    "unité": _with_units, "nombre": _with_units, "nb": _with_units,
+    "unité": with_units, "nombre": with_units, "nb": with_units,
     "s": _century(), "s-": _century(), "siècle": _century(), "-s": _century(" av. J.-C."),
     "-s-": _century(" av. J.-C."), "s2": _century(plural=True), "s2-": _century(plural=True),
     # not {{citation}}: on en.wikipedia that name is a reference's template

@@ -308,7 +308,7 @@ RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {
     "fr": french_templates.RENDERERS,
     # {{Bio}}: the first sentence of a biography (corpora/italian_bio.py); "un comune di {{TA|103 379}}
     # abitanti": the population, which the template keeps up to date
-    "it": {"bio": render_bio, "ta": _first},
+    "it": {"bio": render_bio, "ta": _first, "numero": french_templates.with_units},  # {{numero|188520}}
     # "no {{séc|XIII}}" shows "no século XIII"; "{{fmtn|90000}} habitantes", the number
     "pt": {"séc": lambda positional, named: f"século {_arg(positional, 0)}".strip(), "fmtn": _first},
     "ru": {name: _untranslated_link for name in ("нп5", "нп3", "нп4", "нп", "не переведено 5", "не переведено 3")},

@@ -113,6 +113,7 @@ def test_portuguese_and_russian_templates_seen_in_real_sentences():
 def test_italian_population_template_shows_its_number():
     # "un comune italiano di {{TA|103 379}} abitanti" read "di abitanti" in 40 queries of a real itwiki sample
     assert render("TA|103 379", str, "it") == "103 379" and render("TA|103 379", str, "en") is None
+    assert render("numero|188520", str, "it") == "188520"  # Brescia: "un comune italiano di {{numero|188520}} abitanti"
 
 
 def test_mediawikis_own_functions_show_their_argument():
