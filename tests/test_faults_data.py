@@ -261,7 +261,7 @@ def test_vocap_with_too_little_text_ends_with_one_line(tmp_path):
     with one line."""
     (tmp_path / "fr.txt").write_text("Une seule phrase.\n")
     result = job("vocap", "--mono", f"fr={tmp_path / 'fr.txt'}", "--output", str(tmp_path / "out"))
-    assert_usage_error(result, "vocap: no language has enough text", "dead_letter/", "smaller --grid")
+    assert_usage_error(result, "vocap: no language has enough text", "dead_letter/", "too_little_text: give more text")
     assert [d["reason"] for d in dead_letters(tmp_path / "out")] == ["too_little_text"]
 
 
