@@ -10,12 +10,11 @@ query starts at the second sentence, often without the name: in a real itwiki sa
 
 Rendered from the arguments, as Modulo:Bio composes the incipit: the bold name (Titolo before it,
 PostCognome / PostCognomeVirgola after), the places and dates in brackets (after PreData and "; ",
-before PostData), then
-FineIncipit if given, else "è stato un|uno|una|un'" (alive: "è"; or PreAttività instead) +
-activities + nationality + PostNazionalità, and a full stop. Editors give Attività and Nazionalità in the person's grammatical
-gender ("scrittrice", "italiana"), so only the article is chosen here. Places are links there as
-here; days and years no longer are. Not rendered, as they are no text: images, captions,
-categories, sort keys, Epoca.
+before PostData), then FineIncipit if given, else "è stato un|uno|una|un'" (alive: "è"; or
+PreAttività instead) + activities + nationality + PostNazionalità, and a full stop. Editors give
+Attività and Nazionalità in the person's grammatical gender ("scrittrice", "italiana"), so only the
+article is chosen here. Places are links there as here; days and years no longer are. Not
+rendered, as they are no text: images, captions, categories, sort keys, Epoca.
 """
 from __future__ import annotations
 

@@ -109,7 +109,7 @@ def check_dump(flag: str, lang: str, path: str, allow_language_mismatch: bool) -
         unpack = {".gz": f"gunzip -c {name}", ".zip": f"unzip -p {name}", ".xz": f"xz -dc {name}",
                   ".zst": f"zstd -dc {name}"}.get(kind[kind.rfind("."):] if "." in kind else "")
         # Not for a file whose name says it holds something else (xquad.en.json.gz is no dump).
-        holds_other = any(f".{kind}." in name for kind in ("json", "jsonl", "txt", "csv", "tsv", "parquet", "sql"))
+        holds_other = any(f".{other}." in name for other in ("json", "jsonl", "txt", "csv", "tsv", "parquet", "sql"))
         fix = f" (e.g. {unpack} | bzip2 > {name.split('.')[0]}.xml.bz2)" if unpack and not holds_other else ""
         raise UsageError(f"{flag} {value!r}: unsupported file type ({kind}); give a pages-articles dump as .xml or "
                          f".xml.bz2{fix}") from None
