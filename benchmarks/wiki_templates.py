@@ -20,7 +20,7 @@ sys.path.insert(0, str(REPO))
 
 from corpora import dumps, wikitext, wikitext_blocks  # noqa: E402
 from corpora.languages import wiki_language  # noqa: E402
-from corpora.mrc_audit import _EMPTY_BRACKETS_RE, _GLUED_YEARS_RE  # noqa: E402
+from corpora.mrc_audit import _EMPTY_BRACKETS_RE, is_glued_years  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data" / "wikipedia"
 DEFAULT = {lang: SHARED / f"{lang}wiki-excerpt.xml.bz2" for lang in ("en", "de", "el", "ja", "vi")}
@@ -50,7 +50,7 @@ def count(lang: str, path: str) -> Counter:
                 counts["articles"] += 1
                 counts["empty_brackets"] += len(_EMPTY_BRACKETS_RE.findall(text))
                 counts["doubled_separators"] += len(_DOUBLED_RE.findall(text))
-                counts["glued_numbers"] += sum(1 for w in _WORD_RE.findall(text) if _GLUED_YEARS_RE.match(w.strip(".,;:()")))
+                counts["glued_numbers"] += sum(1 for w in _WORD_RE.findall(text) if is_glued_years(w.strip(".,;:()")))
     finally:
         wikitext_blocks.render_template = original
     return counts

@@ -61,6 +61,12 @@ _EMPTY_BRACKETS_RE = re.compile(
     r"(?<![A-Za-z0-9_] )(?<![A-Za-z0-9_])[(\[]\s*[)\]]|[(\[（【]\s*(?:[;,:、，；/–—-]\s*)+[)\]）】]|[（【]\s*[)\]）】]"
 )
 _GLUED_YEARS_RE = re.compile(r"^(?:1[0-9]|20)[0-9]{2}(?:1[0-9]|20)[0-9]{2}$")
+
+
+def is_glued_years(word: str) -> bool:
+    """"17751783": a range of years whose dash went with a template. A range runs forward, so
+    "11351000" (hy: an area of 11,351,000 km² written without separators) is a number, not two years."""
+    return bool(_GLUED_YEARS_RE.match(word)) and word[:4] <= word[4:]
 # Full stops, commas and question marks of scripts whose tokenisers may not know them: Armenian,
 # Devanagari and its neighbours, Tibetan, Myanmar, Khmer, Ethiopic, Arabic, CJK (fullwidth). Not
 # the marks that belong to a word: Armenian abbreviation dots (մ․թ․ա․), emphasis and question accents.
@@ -156,7 +162,7 @@ def audit_row(
             match = check not in flagged and pattern.search(joined)
             if match:
                 flagged[check] = _around(joined, match.start(), match.end())
-        glued = next((k for k, w in enumerate(words) if _GLUED_YEARS_RE.match(w)), None)
+        glued = next((k for k, w in enumerate(words) if is_glued_years(w)), None)
         if glued is not None and "glued_numbers" not in flagged:
             flagged["glued_numbers"] = _span_text(words, glued, glued)
         match = "glued_marks" not in flagged and _GLUED_MARK_RE.search(joined)

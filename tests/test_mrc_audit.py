@@ -59,6 +59,8 @@ def test_what_is_text_is_not_flagged():
     assert checks(row("[MASK] is a city .", "Paris : < s > is an HTML tag")) == set()
     # Marks of a word: an Armenian abbreviation (մ․թ․ա․, "BC") and question accent; a lone "।".
     assert checks(row("[MASK] քաղաք է ։", "Փարիզը մ․թ․ա․ ինչու՞ է ։", lang="hy")) == set()
+    # A number written without separators is no range of years: a range runs forward (hy "11351000 km2").
+    assert checks(row("[MASK] ( 11351000 km2 ) .", "Paris is big")) == set()
     assert title_leaks("[MASK] uses the GNU Project licence".split(), [("gnu",)], [("GNU", "Project")], True, True) is None
     assert title_leaks("[MASK] and GNU".split(), [("gnu",)], [("GNU", "Project")], True, True) == ("gnu",)
     # A prefix glued before the link ("و[[جامعة القاهرة]]", "and Cairo University") is the same link.
