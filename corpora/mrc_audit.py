@@ -36,6 +36,7 @@ from corpora.cli_flags import CommandParser
 from corpora.entity_masking import is_inflected_variant
 from corpora.languages import wiki_language
 from corpora.mrc_examples import find_spans
+from corpora.multistream import is_multistream_index
 from corpora.name_folding import fold_words
 from corpora.titles import strip_qualifier
 
@@ -291,9 +292,6 @@ def format_report(totals: Counter, flagged: Counter) -> str:
     return "\n".join(lines)
 
 
-_MULTISTREAM_INDEX_RE = re.compile(r"-multistream-index\d*\.txt(?:-p\d+p\d+)?\.bz2$")
-
-
 def recorded_dumps(output: Path) -> list[str]:
     """The --dump values of the command that made `output`, from its dataset card ("## How it was
     made"): the audit needs the dumps, and a user who ran the job has already named them once."""
@@ -353,7 +351,7 @@ def main(argv=None) -> int:
         if not eq:
             parser.error(f"--dump {spec}: expected LANG=PATH")
         # A wildcard, as the job takes it: its files, without the multistream indexes it also matches.
-        matched = sorted(p for p in glob.glob(path) if not _MULTISTREAM_INDEX_RE.search(p)) if glob.has_magic(path) else [path]
+        matched = sorted(p for p in glob.glob(path) if not is_multistream_index(p)) if glob.has_magic(path) else [path]
         dumps_by_lang[lang].extend(matched)
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq

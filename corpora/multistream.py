@@ -23,6 +23,15 @@ _TITLE_RE = re.compile(rb"<title>(.*?)</title>", re.S)
 _BZ2_MAGIC = b"BZh"
 
 
+_INDEX_NAME_RE = re.compile(r"-multistream-index\d*\.txt(?:-p\d+p\d+)?\.bz2$")
+
+
+def is_multistream_index(path: str) -> bool:
+    """An index file (`X-multistream-index.txt.bz2`, a part's `X-multistream-index3.txt-p1p2.bz2`),
+    which a pattern for the dump's files (`enwiki-*-multistream*.bz2`) also matches."""
+    return bool(_INDEX_NAME_RE.search(path))
+
+
 def read_index_offsets(index_fileobj: BinaryIO) -> list[int]:
     """Sorted distinct stream offsets of a multistream index (bz2-compressed or plain text).
 

@@ -43,14 +43,6 @@ def multistream_index_for(path: str) -> str | None:
 
 
 _MULTISTREAM_PART_RE = re.compile(r"-multistream(?P<number>\d+)\.xml-(?P<pages>p\d+p\d+)\.bz2$")
-_MULTISTREAM_INDEX_RE = re.compile(r"-multistream-index\d*\.txt(?:-p\d+p\d+)?\.bz2$")
-
-
-def is_multistream_index(path: str) -> bool:
-    """An index file, which a pattern for the dump's parts (`enwiki-*-multistream*.bz2`) also matches."""
-    return bool(_MULTISTREAM_INDEX_RE.search(path))
-
-
 # A dump folder holds one dump in up to four forms: X.xml.bz2, X-multistream.xml.bz2, and both cut
 # in parts (X1.xml-p1p41242.bz2, X-multistream1.xml-p1p41242.bz2, ...).
 _PART_SUFFIX_RE = re.compile(r"\d+\.xml-p\d+p\d+\.bz2$")

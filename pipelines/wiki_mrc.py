@@ -34,6 +34,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from corpora.dumps import SAMPLE_DIR, sample_dump_paths
+from corpora.multistream import is_multistream_index
 from corpora.schemas import MRC_SCHEMA
 from corpora.seeding import stable_hash
 from corpora.languages import WIKIPEDIA_LANGUAGES
@@ -41,7 +42,7 @@ from pipelines import beam_outputs, common, input_checks
 from pipelines.input_checks import UsageError
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from pipelines.wiki_dump_reading import (
-    DumpSpec, ReadDumps, expected_index_name, is_multistream_index, language_profiles, multistream_index_for,
+    DumpSpec, ReadDumps, expected_index_name, language_profiles, multistream_index_for,
     same_pages_twice,
     siteinfo_namespaces,
 )

@@ -15,7 +15,7 @@ from corpora.titles import normalise_title, strip_qualifier
 from corpora.wikitext import parse_wikitext
 from corpora.words import get_tokenizer
 from pipelines import input_checks, wiki_dump_reading, wiki_mrc, wiki_mrc_entities
-from pipelines.wiki_dump_reading import is_multistream_index
+from corpora.multistream import is_multistream_index
 from pipelines.wiki_mrc_entities import LinksByTargetFn
 from pipelines.wiki_mrc_transforms import Article
 
