@@ -296,14 +296,14 @@ _PARSER_FUNCTIONS: dict[str, Callable[[str], str]] = {
 }
 
 
-# Templates whose names other wikis use for other things ({{s}}, {{,}}, {{De}} …): rendered only on
-# their own wiki.
 def _untranslated_link(positional, named) -> str:
     """ru {{нп5|Баварский квартал|Баварский квартал|de|Bayerisches Viertel}}: a link to an article the
     wiki lacks yet; it shows its second argument, else its first."""
     return _arg(positional, 1) or _arg(positional, 0)
 
 
+# Templates whose names other wikis use for other things ({{s}}, {{,}}, {{De}} …): rendered only on
+# their own wiki.
 RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {
     "fr": french_templates.RENDERERS,
     # {{Bio}}: the first sentence of a biography (corpora/italian_bio.py); "un comune di {{TA|103 379}}
@@ -329,15 +329,13 @@ def render(body: str, render_nested: Callable[[str], str], lang: str = "") -> st
     if colon and function.strip().lower() in _PARSER_FUNCTIONS:
         return _PARSER_FUNCTIONS[function.strip().lower()](argument.strip())
     key = template_key(name)
-    renderer = RENDERERS_OF_WIKI[lang].get(key) if lang in RENDERERS_OF_WIKI else None
-    renderer = renderer or RENDERERS.get(key)
+    renderer = RENDERERS_OF_WIKI.get(lang, {}).get(key) or RENDERERS.get(key)
     if renderer is None:
         if key.startswith(("lang-", "langx-")):
             renderer = _lang_x
-        elif lang in ORDINAL_WIKIS and french_templates.is_ordinal(name, split_arguments(body)[1] if bar >= 0 else []):
-            return french_templates.render_ordinal(name, split_arguments(body)[1] if bar >= 0 else [])
-        elif key.startswith("ipa"):
-            return None
+        elif lang in ORDINAL_WIKIS:  # {{Ier}}, {{XIXe}}: the name is the text
+            positional = split_arguments(body)[1] if bar >= 0 else []
+            return french_templates.render_ordinal(name, positional) if french_templates.is_ordinal(name, positional) else None
         else:
             return None
     _, positional, named = split_arguments(body)

@@ -86,20 +86,29 @@ def append_after_cut(pieces: list[str], piece: str) -> None:
 _LABEL_CHARS = 80  # "[[Alfabeto fonetico internazionale|IPA]]:" is 42
 
 
+def _without_label(prev: str, is_label, entity_semicolon_opens: bool) -> str:
+    """`prev` without what follows its last "(" or ";" (within _LABEL_CHARS) when `is_label` says that
+    is a label; unchanged otherwise."""
+    tail = prev[-_LABEL_CHARS:]
+    opening = max(tail.rfind("("), tail.rfind(";"))
+    if opening < 0 or not entity_semicolon_opens and tail[opening] == ";" and _ENTITY_END_RE.search(tail, 0, opening):
+        return prev  # "(Ben &amp; Jerry: ...)": that ";" ends an entity, it opens no label
+    if not is_label(tail[opening + 1 :]):
+        return prev
+    return prev[: len(prev) - len(tail) + opening + 1]
+
+
 def _without_empty_label(prev: str) -> str:
     """"(IPA: {{IPA|..}})", "(pronuncia: {{IPA|..}}; Stoccolma ...)", "(en allemand : {{lang|de|..}})":
     the template was the label's value, so the label goes with it (from the bracket or the ";" that
     opens it) rather than leave "Catania (IPA:) è". A label is a few words, links allowed."""
-    tail = prev[-_LABEL_CHARS:]
-    opening = max(tail.rfind("("), tail.rfind(";"))
-    if opening < 0 or (tail[opening] == ";" and _ENTITY_END_RE.search(tail, 0, opening)):
-        return prev  # "(Ben &amp; Jerry: ...)": that ";" ends an entity, it opens no label
-    label = tail[opening + 1 : -1]
-    if not label.strip() or label.count(" ") > 5 or any(c in label for c in "()\n{}."):
-        return prev
-    if label.count("[[") != label.count("]]"):
-        return prev
-    return prev[: len(prev) - len(tail) + opening + 1]
+    return _without_label(prev, _is_colon_label, entity_semicolon_opens=False)
+
+
+def _is_colon_label(text: str) -> bool:
+    label = text[:-1]  # without its ":"
+    return (bool(label.strip()) and label.count(" ") <= 5 and not any(c in label for c in "()\n{}.")
+            and label.count("[[") == label.count("]]"))
 
 
 _ENTITY_END_RE = re.compile(r"&#?\w+$")
@@ -112,11 +121,8 @@ _NOTATION_AFTER = frozenset({" ", ",", ";", ")", ".", ""})
 def _without_label_words(prev: str) -> str:
     """"(pronuncia " or "(Aussprache: " before an emptied notation: a label of up to three words
     right after a bracket or ";" goes; anything longer is the sentence's own text and stays."""
-    tail = prev[-_LABEL_CHARS:]
-    opening = max(tail.rfind("("), tail.rfind(";"))
-    if opening < 0:
-        return prev
-    label = tail[opening + 1 :]
-    if len(label.split()) > 3 or any(c in label for c in "()\n{}[]|.,") or any(c.isdigit() for c in label):
-        return prev
-    return prev[: len(prev) - len(tail) + opening + 1]
+    return _without_label(prev, _is_word_label, entity_semicolon_opens=True)
+
+
+def _is_word_label(label: str) -> bool:
+    return len(label.split()) <= 3 and not any(c in label for c in "()\n{}[]|.,") and not any(c.isdigit() for c in label)

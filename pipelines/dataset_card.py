@@ -116,8 +116,8 @@ def render_card(card: DatasetCard, present: dict[str, dict[str, tuple[int, int]]
         for s in c.splits:
             if s in present[c.name]:
                 lines.append(f"| `{c.name}` | {s} | {present[c.name][s][0]:,} | `{c.splits[s]}` | {c.description} |")
-    read = _pandas_read(configs[0], present[configs[0].name]) if configs else ""
-    lines += ["", "```python", "import glob, datasets, pandas" if "glob." in read else "import datasets, pandas",
+    imports, read = _pandas_read(configs[0], present[configs[0].name]) if configs else ("datasets, pandas", "")
+    lines += ["", "```python", f"import {imports}",
               f'rows = datasets.load_dataset("path/to/this/folder")  # the `{configs[0].name}` config' if configs else "",
               read,
               "```", "", "## Source and licence", "", card.source, "",
@@ -129,15 +129,16 @@ def _folder_of(config: CardConfig) -> str:
     return next(iter(config.splits.values())).rsplit("/", 1)[0]
 
 
-def _pandas_read(config: CardConfig, present: dict[str, tuple[int, int]]) -> str:
-    """pandas reads a folder whole: where it holds two splits (wiki_mrc's train and test), one split's
-    files are read instead, or the test rows would be read as training rows."""
+def _pandas_read(config: CardConfig, present: dict[str, tuple[int, int]]) -> tuple[str, str]:
+    """(the modules to import, the line that reads the rows). pandas reads a folder whole: where it
+    holds two splits (wiki_mrc's train and test), one split's files are read instead, or the test
+    rows would be read as training rows."""
     folders = {config.splits[s].rsplit("/", 1)[0] for s in present}
     if len(present) == 1 or len(folders) == len(present):
-        return f'frame = pandas.read_parquet("path/to/this/folder/{_folder_of(config)}")'
+        return "datasets, pandas", f'frame = pandas.read_parquet("path/to/this/folder/{_folder_of(config)}")'
     split = next(s for s in config.splits if s in present)
-    return (f'frame = pandas.concat(pandas.read_parquet(f) for f in sorted(glob.glob('
-            f'"path/to/this/folder/{config.splits[split]}")))  # the {split} split')
+    return "glob, datasets, pandas", (f'frame = pandas.concat(pandas.read_parquet(f) for f in sorted(glob.glob('
+                                      f'"path/to/this/folder/{config.splits[split]}")))  # the {split} split')
 
 
 def write_dataset_card(output: str, card: DatasetCard, command: str) -> str:

@@ -346,7 +346,7 @@ def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
               f"(union {job.get('allocation/union_pieces', 0):,} + {len(vocap.SPECIALS)} special tokens)", file=stream)
     for lang in sorted(k for k in values if k != ALL):
         # A language left out has no piece of its own in the vocabulary: its text encodes as <unk>.
-        why = _LEFT_OUT.get(next((m for m in _LEFT_OUT if values[lang].get(m)), ""))
+        why = next((text for metric, text in _LEFT_OUT.items() if values[lang].get(metric)), None)
         if why:
             print(f"warning: {lang}: left out of the vocabulary: {why}", file=stream)
     common.print_count_table(values, stream)
