@@ -91,4 +91,6 @@ RENDERERS = {
     # not {{citation}}: on en.wikipedia that name is a reference's template
     "incise": _incise, "heure": _hour, "euro": _euro,
     "drapeau2": _flag_and_name, "drapeau3": _flag_and_name,
+    # "XIX{{e}} siècle": the bare suffix; other wikis' {{e|24}} is "×10²⁴" (corpora/wiki_templates.py)
+    "e": lambda positional, named: "" if positional else "e",
 }  # not {{,}}: it separates two footnote marks ("</ref>{{,}}<ref>"), and goes with them

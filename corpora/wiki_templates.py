@@ -17,8 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from corpora import french_templates
-from corpora.italian_bio import render_bio
+from corpora import french_templates, italian_templates
 
 Renderer = Callable[[list[str], dict[str, str]], str]
 
@@ -177,6 +176,18 @@ def _as_of(positional, named) -> str:
     return f"{lead} {words}" if words else lead
 
 
+def _chemical_formula(positional, named) -> str:
+    """{{chem|H|2|O}} -> "H2O", {{chem|4|He}} -> "4He": the pieces joined (subscripts and
+    superscripts become plain digits, as in the rest of the text)."""
+    return "".join(positional)
+
+
+def _times_ten_to(positional, named) -> str:
+    """{{e|24}} after a number: "4,868 5{{e|24}} kg" -> "4,868 5×1024 kg" (vi, mr, en)."""
+    exponent = _arg(positional, 0)
+    return "×10" + exponent if exponent else ""
+
+
 def _currency(symbol: str) -> Renderer:
     return lambda positional, named: symbol + _arg(positional, 0)
 
@@ -237,7 +248,7 @@ _CONTENT_FIRST = (
     "visible anchor", "vanchor", "text", "plain", "tooltip", "abbrlink", "keypress", "mono", "code",
     "serif", "polytonisch", "polytonic", "unicode", "unicode2", "ipa-text", "linktext", "lang-rtl",
     "語中改行", "nowrap2", "inline-block", "resize", "font", "italic", "bold", "ruby", "ruby-ja", "transl-only",
-    "quote", "\"", "„", "«", "angbr",
+    "quote", "\"", "„", "«", "angbr", "angle bracket",
     # maintenance tags that wrap the sentence they question: the sentence is the article's text
     "citation needed span", "cn span", "fact span", "clarify span", "when span", "dubious span",
     "better source needed span", "disputed inline span", "original research inline span",
@@ -248,7 +259,7 @@ _DATE_TEMPLATES = (
     "birth date and age", "death date and age", "birth year and age", "death year and age", "birth-date",
     "start date and age", "end date and age", "dob", "dod", "ngày sinh", "ngày mất", "ngày sinh và tuổi",
     "ngày mất và tuổi", "生年月日と年齢", "没年齢",
-    "date-", "date de naissance", "date de décès", "date de naissance-", "date de décès-",
+    "date-", "date de naissance", "date de décès", "date de naissance-", "date de décès-", "дата",
 )
 
 RENDERERS: dict[str, Renderer] = {
@@ -260,12 +271,17 @@ RENDERERS: dict[str, Renderer] = {
     "transl": _last, "transliteration": _last, "translit": _last, "rtl-lang": _lang, "ltr-lang": _lang,
     "langwithname": _last, "lang2": _lang,
     "convert": _convert, "cvt": _convert, "convert2": _convert, "chuyển đổi": _convert, "μετατροπή": _convert,
+    "রূপান্তর": _convert, "μονάδα": _convert,  # bn "convert" (319 calls in the bn dump), el "unit"
+    "unité": french_templates.with_units,  # French pages copied to other wikis (ja "Paris")
+    "chem": _chemical_formula, "chem2": _first, "e": _times_ten_to,
+    "ietf rfc": lambda positional, named: f"RFC {_arg(positional, 0)}".strip(), "tex": _const("TeX"),
+    "latex": _const("LaTeX"),
     "val": _val, "frac": _frac, "fraction": _frac, "sfrac": _frac,
     "circa": _circa, "c.": _circa, "ca.": _circa, "khoảng": _circa,
     "as of": _as_of,
     "us$": _currency("US$"), "usd": _currency("US$"), "€": _currency("€"), "eur": _currency("€"),
-    "£": _currency("£"), "gbp": _currency("£"), "¥": _currency("¥"), "jpy": _currency("¥"),
-    "nihongo": _nihongo, "nihongo2": _first, "nihongo3": _nihongo, "nihongo foot": _nihongo,
+    "cad": _currency("CA$"), "£": _currency("£"), "gbp": _currency("£"), "¥": _currency("¥"), "jpy": _currency("¥"),
+    "nihongo": _nihongo, "նիհոնգո": _nihongo, "nihongo2": _first, "nihongo3": _nihongo, "nihongo foot": _nihongo,
     "読み仮名": _yomigana, "読み仮名 ruby不使用": _yomigana, "読み仮名 ruby使用": _yomigana,
     "ill": _interlanguage_link, "interlanguage link": _interlanguage_link, "interlanguage link multi": _interlanguage_link,
     "仮リンク": _interlanguage_link, "illm": _interlanguage_link, "le": _interlanguage_link, "ill2": _interlanguage_link,
@@ -306,12 +322,13 @@ def _untranslated_link(positional, named) -> str:
 # their own wiki.
 RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {
     "fr": french_templates.RENDERERS,
-    # {{Bio}}: the first sentence of a biography (corpora/italian_bio.py); "un comune di {{TA|103 379}}
-    # abitanti": the population, which the template keeps up to date
-    "it": {"bio": render_bio, "ta": _first, "numero": french_templates.with_units},  # {{numero|188520}}
+    "it": italian_templates.RENDERERS,
     # "no {{séc|XIII}}" shows "no século XIII"; "{{fmtn|90000}} habitantes", the number
     "pt": {"séc": lambda positional, named: f"século {_arg(positional, 0)}".strip(), "fmtn": _first},
     "ru": {name: _untranslated_link for name in ("нп5", "нп3", "нп4", "нп", "не переведено 5", "не переведено 3")},
+    # uk {{не перекладено|Благородний пансіон|Благородному пансіоні|ru|…}} (24 calls in the uk dump), its
+    # short names {{нп}} (32) and {{iw}} (12): the same arguments as ru's
+    "uk": {name: _untranslated_link for name in ("не перекладено", "нп", "iw", "нп3", "нп5")},
 }
 ORDINAL_WIKIS = frozenset({"fr"})
 

@@ -92,7 +92,8 @@ def test_french_templates_carry_the_words_of_the_sentence_on_fr_only():
     # The same names mean other templates elsewhere: uk {{s}}, bn {{es}}, ja {{De}}, en {{e|3}}.
     assert render("s|ISBN 5-308-01400-0", str, "uk") is None
     assert render("es", str, "bn") is None and render("De|Religionswissenschaft", str, "ja") is None
-    assert render("e|3", str, "fr") is None  # a bare suffix with an argument is another template
+    assert not render("e|3", str, "fr")  # a bare suffix with an argument is another template
+    assert render("e", str, "fr") == "e" and render("e|24", str, "vi") == "×1024"
 
 
 def test_a_date_with_its_month_as_a_word_is_shown_as_written():
@@ -114,6 +115,26 @@ def test_italian_population_template_shows_its_number():
     # "un comune italiano di {{TA|103 379}} abitanti" read "di abitanti" in 40 queries of a real itwiki sample
     assert render("TA|103 379", str, "it") == "103 379" and render("TA|103 379", str, "en") is None
     assert render("numero|188520", str, "it") == "188520"  # Brescia: "un comune italiano di {{numero|188520}} abitanti"
+
+
+def test_templates_that_wrote_words_of_real_sentences_in_other_languages():
+    # Each lost words of real sentences: bn "মোট আয়তন {{রূপান্তর|306|km2|sqmi}}।" ("convert", 319 calls
+    # in the bn dump), uk "навчався в {{не перекладено|…|Благородному пансіоні|ru|…}} при", hy
+    # "{{Նիհոնգո|[[Էդո]]|江戸}} անվանմամբ", it "tra i 400 e i 2100 {{m s.l.m.}}", vi "{{chem|3|He}}",
+    # "{{IETF RFC|1122}} và {{IETF RFC|1123}}", en "(general formula {{chem|C|''n''|H|2''n''}})".
+    assert text("মোট আয়তন {{রূপান্তর|306|km2|sqmi|lk=out}}। ঢাকা", "bn") == "মোট আয়তন 306 km2। ঢাকা"
+    assert text("навчався в {{не перекладено|Благородний пансіон|Благородному пансіоні|ru|Пансион}} при", "uk") \
+        == "навчався в Благородному пансіоні при"
+    assert render("iw|Sybase SQL Server", str, "uk") == "Sybase SQL Server" and render("iw|x", str, "en") is None
+    assert text("հայտնի էր {{Նիհոնգո|[[Էդո]]|江戸}} անվանմամբ", "hy") == "հայտնի էր Էդո (江戸) անվանմամբ"
+    assert text("tra i 400 e i 2100 {{m s.l.m.}}, trovando", "it") == "tra i 400 e i 2100 m s.l.m., trovando"
+    assert render("M|61.000||km/h", str, "it") == "61.000 km/h" and render("M|1|c|m", str, "it") == "1 cm"
+    assert render("m|1,12|e=-3|-|Pa", str, "it") == "1,12×10-3 Pa" and render("m|1|c|m", str, "en") is None
+    assert render("maiuscoletto|sì", str, "it") == "sì"
+    assert text("nguyên tử {{chem|4|He}} có", "vi") == "nguyên tử 4He có"
+    assert text("trong {{IETF RFC|1122}} và {{IETF RFC|1123}}.", "vi") == "trong RFC 1122 và RFC 1123."
+    assert text("formula {{chem|C|''n''|H|2''n''}}) here", "en") == "formula CnH2n) here"
+    assert text("7,6{{e|–22}} giây", "vi") == "7,6×10–22 giây" and render("CAD|84.390", str) == "CA$84.390"
 
 
 def test_mediawikis_own_functions_show_their_argument():

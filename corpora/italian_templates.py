@@ -1,0 +1,36 @@
+"""it.wikipedia's templates that write words of the sentence, rendered from their arguments (the
+table corpora/wiki_templates.py looks up on itwiki only: {{m}} and {{TA}} mean other things elsewhere)."""
+from __future__ import annotations
+
+from corpora.french_templates import with_units
+from corpora.italian_bio import render_bio
+
+
+def _first(positional, named) -> str:
+    return positional[0] if positional else ""
+
+
+def render_measure(positional, named) -> str:
+    """{{M|61.000||km/h}} -> "61.000 km/h", {{M|1|c|m}} -> "1 cm", {{m|1,12|e=-3|-|Pa}} -> "1,12×10-3 Pa":
+    value, a power of ten (e=), then an SI prefix ("-" or empty for none) glued to the unit, as
+    Template:M shows them (itwiki's excerpt: "un diametro di , un anno luce" without it)."""
+    if not positional:
+        return ""
+    value = positional[0]
+    if named.get("e"):
+        value += "×10" + named["e"]
+    prefix = positional[1] if len(positional) > 1 and positional[1] != "-" else ""
+    unit = positional[2] if len(positional) > 2 else ""
+    return f"{value} {prefix}{unit}" if unit else value
+
+
+RENDERERS = {
+    # {{Bio}}: the first sentence of a biography (corpora/italian_bio.py)
+    "bio": render_bio,
+    # "un comune di {{TA|103 379}} abitanti": the population, which the template keeps up to date
+    "ta": _first,
+    "numero": with_units,  # {{numero|188520}}
+    "m": render_measure,  # names are compared lower-case: {{M}} and {{m}} are one template
+    "m s.l.m.": lambda positional, named: "m s.l.m.",  # "tra i 400 e i 2100 {{m s.l.m.}}" (70 in the it sample)
+    "maiuscoletto": _first,  # small capitals: "votando {{maiuscoletto|no}}"
+}
