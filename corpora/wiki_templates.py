@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 
 from corpora import french_templates, italian_templates
+from corpora.languages import WIKIPEDIA_LANGUAGES
 
 Renderer = Callable[[list[str], dict[str, str]], str]
 
@@ -329,6 +330,10 @@ RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {
     # uk {{не перекладено|Благородний пансіон|Благородному пансіоні|ru|…}} (24 calls in the uk dump), its
     # short names {{нп}} (32) and {{iw}} (12): the same arguments as ru's
     "uk": {name: _untranslated_link for name in ("не перекладено", "нп", "iw", "нп3", "нп5")},
+    # ja {{en|I am a president.}}, {{fr|Europa}}, {{la|…}}: a language's code names a template that shows
+    # its text (135 {{en|…}} in the ja excerpt: "「」「」と同じ調子で「」と誤った作文" without it). Not
+    # elsewhere: fr {{en}} marks a reference's language. Not {{tl}}: the template-link template.
+    "ja": {code: _first for code in WIKIPEDIA_LANGUAGES | {"grc"} if code != "tl"},
 }
 ORDINAL_WIKIS = frozenset({"fr"})
 

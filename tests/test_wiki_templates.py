@@ -89,9 +89,10 @@ def test_french_templates_carry_the_words_of_the_sentence_on_fr_only():
                         "arrondissement {{incise|dit-on}} à {{heure|4|30}} pour {{euro|5}}.", "fr").text
     assert fr == ("Berlin compte 3.8 millions d'habitants, sur 891.8 km2. Né le 11 novembre 1866 au XIXe siècle, "
                   "mort au Ier siècle av. J.-C., le Ier arrondissement – dit-on – à 4 h 30 pour 5 €.")
-    # The same names mean other templates elsewhere: uk {{s}}, bn {{es}}, ja {{De}}, en {{e|3}}.
-    assert render("s|ISBN 5-308-01400-0", str, "uk") is None
-    assert render("es", str, "bn") is None and render("De|Religionswissenschaft", str, "ja") is None
+    # The same names mean other templates elsewhere: uk {{s}}, bn {{es}}, en {{e|3}}; ja's {{De|…}} shows
+    # its German text ("ドイツ語圏では“{{De|Religionswissenschaft}}”"), not the French ordinal "De …".
+    assert render("s|ISBN 5-308-01400-0", str, "uk") is None and render("es", str, "bn") is None
+    assert render("De|Religionswissenschaft", str, "ja") == "Religionswissenschaft"
     assert not render("e|3", str, "fr")  # a bare suffix with an argument is another template
     assert render("e", str, "fr") == "e" and render("e|24", str, "vi") == "×1024"
 
@@ -134,6 +135,8 @@ def test_templates_that_wrote_words_of_real_sentences_in_other_languages():
     assert text("nguyên tử {{chem|4|He}} có", "vi") == "nguyên tử 4He có"
     assert text("trong {{IETF RFC|1122}} và {{IETF RFC|1123}}.", "vi") == "trong RFC 1122 và RFC 1123."
     assert text("formula {{chem|C|''n''|H|2''n''}}) here", "en") == "formula CnH2n) here"
+    assert text("「{{en|I am a president.}}」「{{en|I am happy.}}」と", "ja") == "「I am a president.」「I am happy.」と"
+    assert render("en|Europa", str, "fr") is None and render("tl|コメント依頼", str, "ja") is None
     assert text("7,6{{e|–22}} giây", "vi") == "7,6×10–22 giây" and render("CAD|84.390", str) == "CA$84.390"
 
 
