@@ -189,6 +189,25 @@ def _times_ten_to(positional, named) -> str:
     return "×10" + exponent if exponent else ""
 
 
+def _flag_and_name(positional, named) -> str:
+    """{{flag|Azores}}, {{flag|Georgia (U.S. state)|name=Georgia}}: the flag's icon and the name; the name."""
+    return named.get("name") or _arg(positional, 0)
+
+
+def _chinese(positional, named) -> str:
+    """vi/en {{zh|c=西南中沙群岛办事处|v=Tây Nam …}}: the Chinese characters (traditional, simplified or
+    either), as {{lang}} shows its text; the transcriptions are left out."""
+    return named.get("t") or named.get("s") or named.get("c") or _arg(positional, 0)
+
+
+def _ship(prefix: str) -> Renderer:
+    """{{USS|Missouri|BB-63}} -> "USS Missouri (BB-63)"."""
+    def render_ship(positional, named) -> str:
+        name, hull = _arg(positional, 0), _arg(positional, 1)
+        return f"{prefix} {name}" + (f" ({hull})" if hull else "") if name else ""
+    return render_ship
+
+
 def _currency(symbol: str) -> Renderer:
     return lambda positional, named: symbol + _arg(positional, 0)
 
@@ -235,12 +254,12 @@ def _abbr(positional, named) -> str:
 _DASHES = {
     "ndash": "–", "–": "–", "en dash": "–", "dash": "–", "snd": " – ", "spnd": " – ", "spaced ndash": " – ",
     "spaced en dash": " – ", "sndash": " – ", "mdash": "—", "—": "—", "em dash": "—", "spaced mdash": " — ",
-    "spd": " — ", "emdash": "—", "bis": "–", "-": "–",
+    "spd": " — ", "emdash": "—", "mdashb": "—", "bis": "–", "-": "–",
 }
 _SYMBOLS = {
     "nbsp": " ", "nbs": " ", "thinsp": " ", "sp": " ", "space": " ", "·": " · ", "dot": " · ", "middot": "·",
     "bull": " • ", "•": " • ", "'": "'", "\"'": "\"'", "'\"": "'\"", "okina": "ʻ", "pi": "π", "=": "=",
-    "slash": "/", "spaced slash": " / ", "times": "×", "degree": "°", "deg": "°", "minus": "−",
+    "'s": "'s", "slash": "/", "spaced slash": " / ", "times": "×", "degree": "°", "deg": "°", "minus": "−",
     "0": "",  # de {{0}}: an invisible padding digit
 }
 _CONTENT_FIRST = (
@@ -274,6 +293,8 @@ RENDERERS: dict[str, Renderer] = {
     "convert": _convert, "cvt": _convert, "convert2": _convert, "chuyển đổi": _convert, "μετατροπή": _convert,
     "রূপান্তর": _convert, "μονάδα": _convert,  # bn "convert" (319 calls in the bn dump), el "unit"
     "unité": french_templates.with_units,  # French pages copied to other wikis (ja "Paris")
+    "flag": _flag_and_name, "flagcountry": _flag_and_name, "zh": _chinese, "jis2004フォント": _first,
+    "fontsize": _last, **{name: _ship(name.upper()) for name in ("uss", "hms", "hmas", "hmcs", "usns")},
     "chem": _chemical_formula, "chem2": _first, "e": _times_ten_to,
     "ietf rfc": lambda positional, named: f"RFC {_arg(positional, 0)}".strip(), "tex": _const("TeX"),
     "latex": _const("LaTeX"),
@@ -333,7 +354,11 @@ RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {
     # ja {{en|I am a president.}}, {{fr|Europa}}, {{la|…}}: a language's code names a template that shows
     # its text (135 {{en|…}} in the ja excerpt: "「」「」と同じ調子で「」と誤った作文" without it). Not
     # elsewhere: fr {{en}} marks a reference's language. Not {{tl}}: the template-link template.
-    "ja": {code: _first for code in WIKIPEDIA_LANGUAGES | {"grc"} if code != "tl"},
+    "ja": {
+        **{code: _first for code in WIKIPEDIA_LANGUAGES | {"grc"} if code != "tl"},
+        # an inline quotation: "マッカートニーは、{{ilq|あまりに自然に…}}と" (20 in the ja excerpt)
+        "ilq": lambda positional, named: f"「{_arg(positional, 0)}」" if positional else "",
+    },
 }
 ORDINAL_WIKIS = frozenset({"fr"})
 

@@ -137,6 +137,12 @@ def test_templates_that_wrote_words_of_real_sentences_in_other_languages():
     assert text("formula {{chem|C|''n''|H|2''n''}}) here", "en") == "formula CnH2n) here"
     assert text("「{{en|I am a president.}}」「{{en|I am happy.}}」と", "ja") == "「I am a president.」「I am happy.」と"
     assert render("en|Europa", str, "fr") is None and render("tl|コメント依頼", str, "ja") is None
+    # en "''Eagle''{{'s}} footpads", "computers{{mdashb}}following", "alongside {{HMS|Ajax|22}}"; vi "#
+    # {{flag|Phần Lan}} (153,620)", "({{zh|c=西南中沙群岛办事处|v=…}})"; ja "レノンは{{ilq|そうね。…}}と語った"
+    assert text("''Eagle''{{'s}} footpads", "en") == "Eagle's footpads" and text("a{{mdashb}}b", "en") == "a—b"
+    assert render("HMS|Ajax|22", str) == "HMS Ajax (22)" and render("flag|Georgia (U.S. state)|name=Georgia", str) == "Georgia"
+    assert render("zh|c=西南中沙群岛办事处|v=Tây Nam", str, "vi") == "西南中沙群岛办事处" and render("flag|Phần Lan", str, "vi") == "Phần Lan"
+    assert text("レノンは{{ilq|そうね。}}と語った。", "ja") == "レノンは「そうね。」と語った。"
     assert text("7,6{{e|–22}} giây", "vi") == "7,6×10–22 giây" and render("CAD|84.390", str) == "CA$84.390"
 
 
