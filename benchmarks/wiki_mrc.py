@@ -57,10 +57,10 @@ import sys
 sys.path.insert(0, {repo!r})
 from pipelines import wiki_mrc, wiki_mrc_transforms
 parse, parsed = wiki_mrc_transforms.parse_wikitext, {{}}
-def memoised(text, language):
-    key = (text, id(language))
+def memoised(text, language, title=""):
+    key = (text, id(language))  # not the title: copies are renamed ({{{{PAGENAME}}}} aside, same parse)
     if key not in parsed:
-        parsed[key] = parse(text, language)
+        parsed[key] = parse(text, language, title)
     return parsed[key]
 wiki_mrc_transforms.parse_wikitext = memoised
 wiki_mrc.run(sys.argv[1:])

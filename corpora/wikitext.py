@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from corpora.languages import WIKIPEDIA_LANGUAGES, WikiLanguage, wiki_language
+from corpora.page_names import substitute_page_name
 from corpora.wikitext_blocks import (
     CONVERTER_LANGS,
     convert_language_variants,
@@ -98,16 +99,18 @@ class ParsedPage:
 # ───────────────────────────── the parser ─────────────────────────────
 
 
-def parse_wikitext(wikitext: str, lang: str | WikiLanguage) -> ParsedPage:
+def parse_wikitext(wikitext: str, lang: str | WikiLanguage, title: str = "") -> ParsedPage:
     """Parse one page's wikitext. Never raises on malformed markup; linear-ish in the page size.
 
     `lang` is a language code (its table profile) or a `WikiLanguage` that also holds the dump's
-    <siteinfo> namespaces (what the job passes)."""
+    <siteinfo> namespaces (what the job passes); `title`, the page's, is what {{PAGENAME}} shows."""
     language = lang if isinstance(lang, WikiLanguage) else wiki_language(lang)
     # The leading "\n" lets every line-start pattern be a "\n..." search, which `re` runs much faster
     # than a MULTILINE "^" (it can skip ahead to the literal); the final strip drops it again.
     text = "\n" + without_marker_characters(wikitext)
     text, had_nowiki = drop_comments_and_extension_tags(text)
+    if title and "{{" in text:
+        text = substitute_page_name(text, title, language.code)
     is_disambiguation = has_disambiguation_template(text, language)
     text = drop_templates_and_tables(text, language.code)
     text = split_definition_terms(text)

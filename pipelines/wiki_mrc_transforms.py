@@ -145,7 +145,7 @@ class ParsePagesFn(TallyingDoFn):
             yield beam.pvalue.TaggedOutput("redirects", ((lang, title), PageInfo(page.page_id, target, False)))
             return
         try:
-            parsed = parse_wikitext(page.text, language)
+            parsed = parse_wikitext(page.text, language, page.title)
         except Exception as error:  # a parser bug on one page must not stop the job
             self.tally("pages", "dead_letter", lang)
             yield dead_letter(lang, str(page.page_id), "parse", f"parser_error:{type(error).__name__}", page.title)
