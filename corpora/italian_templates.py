@@ -24,6 +24,13 @@ def render_measure(positional, named) -> str:
     return f"{value} {prefix}{unit}" if unit else value
 
 
+def _times_ten_to(positional, named) -> str:
+    """{{Exp|1,9|19}} -> "1,9×1019" (half-lives, molar volumes)."""
+    if len(positional) < 2:
+        return positional[0] if positional else ""
+    return f"{positional[0]}×10{positional[1]}"
+
+
 RENDERERS = {
     # {{Bio}}: the first sentence of a biography (corpora/italian_bio.py)
     "bio": render_bio,
@@ -33,4 +40,10 @@ RENDERERS = {
     "m": render_measure,  # names are compared lower-case: {{M}} and {{m}} are one template
     "m s.l.m.": lambda positional, named: "m s.l.m.",  # "tra i 400 e i 2100 {{m s.l.m.}}" (70 in the it sample)
     "maiuscoletto": _first,  # small capitals: "votando {{maiuscoletto|no}}"
+    "tutto attaccato": _first,  # kept on one line: "a {{tutto attaccato|620 nm}}"
+    "colore": lambda positional, named: positional[1] if len(positional) > 1 else "",  # {{colore|navy|Business}}
+    "exp": _times_ten_to,
+    # maintenance tags around the words they question: "la {{chiarire|recente}} nascita",
+    # "({{citazione necessaria|che si disse foraggiati …}})"; the words are the article's
+    "chiarire": _first, "citazione necessaria": _first,
 }

@@ -268,7 +268,8 @@ _CONTENT_FIRST = (
     "visible anchor", "vanchor", "text", "plain", "tooltip", "abbrlink", "keypress", "mono", "code",
     "serif", "polytonisch", "polytonic", "unicode", "unicode2", "ipa-text", "linktext", "lang-rtl",
     "語中改行", "nowrap2", "inline-block", "resize", "font", "italic", "bold", "ruby", "ruby-ja", "transl-only",
-    "quote", "\"", "„", "«", "angbr", "angle bracket",
+    "quote", "\"", "„", "«", "angbr", "angle bracket", "cquote", "quotation", "blockquote", "math", "mvar",
+    "smallsup", "iast", "key", "num",
     # maintenance tags that wrap the sentence they question: the sentence is the article's text
     "citation needed span", "cn span", "fact span", "clarify span", "when span", "dubious span",
     "better source needed span", "disputed inline span", "original research inline span",
@@ -293,7 +294,8 @@ RENDERERS: dict[str, Renderer] = {
     "convert": _convert, "cvt": _convert, "convert2": _convert, "chuyển đổi": _convert, "μετατροπή": _convert,
     "রূপান্তর": _convert, "μονάδα": _convert,  # bn "convert" (319 calls in the bn dump), el "unit"
     "unité": french_templates.with_units,  # French pages copied to other wikis (ja "Paris")
-    "flag": _flag_and_name, "flagcountry": _flag_and_name, "zh": _chinese, "jis2004フォント": _first,
+    "flag": _flag_and_name, "flagcountry": _flag_and_name, "পতাকা": _flag_and_name, "langi": _lang,
+    "रुपया": _const("₹"), "zh": _chinese, "jis2004フォント": _first,
     "fontsize": _last, **{name: _ship(name.upper()) for name in ("uss", "hms", "hmas", "hmcs", "usns")},
     "chem": _chemical_formula, "chem2": _first, "e": _times_ten_to,
     "ietf rfc": lambda positional, named: f"RFC {_arg(positional, 0)}".strip(), "tex": _const("TeX"),
@@ -350,7 +352,10 @@ RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {
     "ru": {name: _untranslated_link for name in ("нп5", "нп3", "нп4", "нп", "не переведено 5", "не переведено 3")},
     # uk {{не перекладено|Благородний пансіон|Благородному пансіоні|ru|…}} (24 calls in the uk dump), its
     # short names {{нп}} (32) and {{iw}} (12): the same arguments as ru's
-    "uk": {name: _untranslated_link for name in ("не перекладено", "нп", "iw", "нп3", "нп5")},
+    "uk": {
+        **{name: _untranslated_link for name in ("не перекладено", "нп", "iw", "нп3", "нп5")},
+        "s": _first,  # "зареєстровано {{s|390 197}} імен": a number kept on one line
+    },
     # ja {{en|I am a president.}}, {{fr|Europa}}, {{la|…}}: a language's code names a template that shows
     # its text (135 {{en|…}} in the ja excerpt: "「」「」と同じ調子で「」と誤った作文" without it). Not
     # elsewhere: fr {{en}} marks a reference's language. Not {{tl}}: the template-link template.
