@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from corpora.french_templates import with_units
 from corpora.italian_bio import render_bio
-
-
-def _first(positional, named) -> str:
-    return positional[0] if positional else ""
+from corpora.template_arguments import first
 
 
 def render_measure(positional, named) -> str:
@@ -35,15 +32,15 @@ RENDERERS = {
     # {{Bio}}: the first sentence of a biography (corpora/italian_bio.py)
     "bio": render_bio,
     # "un comune di {{TA|103 379}} abitanti": the population, which the template keeps up to date
-    "ta": _first,
+    "ta": first,
     "numero": with_units,  # {{numero|188520}}
     "m": render_measure,  # names are compared lower-case: {{M}} and {{m}} are one template
     "m s.l.m.": lambda positional, named: "m s.l.m.",  # "tra i 400 e i 2100 {{m s.l.m.}}" (70 in the it sample)
-    "maiuscoletto": _first,  # small capitals: "votando {{maiuscoletto|no}}"
-    "tutto attaccato": _first,  # kept on one line: "a {{tutto attaccato|620 nm}}"
+    "maiuscoletto": first,  # small capitals: "votando {{maiuscoletto|no}}"
+    "tutto attaccato": first,  # kept on one line: "a {{tutto attaccato|620 nm}}"
     "colore": lambda positional, named: positional[1] if len(positional) > 1 else "",  # {{colore|navy|Business}}
     "exp": _times_ten_to,
     # maintenance tags around the words they question: "la {{chiarire|recente}} nascita",
     # "({{citazione necessaria|che si disse foraggiati …}})"; the words are the article's
-    "chiarire": _first, "citazione necessaria": _first,
+    "chiarire": first, "citazione necessaria": first,
 }

@@ -17,11 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from corpora import french_templates, italian_templates
-from corpora.languages import WIKIPEDIA_LANGUAGES
-
-Renderer = Callable[[list[str], dict[str, str]], str]
-
+from corpora import french_templates
+from corpora.local_templates import ORDINAL_WIKIS, RENDERERS_OF_WIKI
+from corpora.template_arguments import Renderer, arg, const, first, last, second
 
 def split_arguments(body: str) -> tuple[str, list[str], dict[str, str]]:
     """"name|a|k=v|b" -> ("name", ["a", "b"], {"k": "v"}); pipes inside nested [[..]] or {{..}} do
@@ -70,39 +68,19 @@ def template_key(name: str) -> str:
     return key
 
 
-def _arg(positional: list[str], k: int, default: str = "") -> str:
-    return positional[k] if len(positional) > k else default
-
-
-def _const(text: str) -> Renderer:
-    return lambda positional, named: text
-
-
-def _first(positional, named) -> str:
-    return _arg(positional, 0)
-
-
-def _second(positional, named) -> str:
-    return _arg(positional, 1)
-
-
-def _last(positional, named) -> str:
-    return positional[-1] if positional else ""
-
-
 def _lang(positional, named) -> str:
     """{{lang|fr|texte}}: the text is the second argument (or text=)."""
-    return named.get("text") or _arg(positional, 1)
+    return named.get("text") or arg(positional, 1)
 
 
 def _lang_x(positional, named) -> str:
     """{{lang-fr|texte}} / {{langx|fr|texte}}: the text without the "French:" label, which the
     surrounding sentence usually states."""
-    return named.get("text") or _arg(positional, 0)
+    return named.get("text") or arg(positional, 0)
 
 
 def _langx(positional, named) -> str:
-    return named.get("text") or _arg(positional, 1)
+    return named.get("text") or arg(positional, 1)
 
 
 _RANGE_WORDS = frozenset({"to", "-", "–", "and", "or", "by", "x", "×", "+", "&", "and(-)", "to(-)", "-to-", "~"})
@@ -126,7 +104,7 @@ def _convert(positional, named) -> str:
 
 def _val(positional, named) -> str:
     unit = named.get("u") or named.get("ul") or ""
-    number = _arg(positional, 0)
+    number = arg(positional, 0)
     return f"{number} {unit}".strip()
 
 
@@ -158,7 +136,7 @@ def _age_dates(positional, named) -> str:
 
 
 def _circa(positional, named) -> str:
-    return ("c. " + _arg(positional, 0)).strip()
+    return ("c. " + arg(positional, 0)).strip()
 
 
 _MONTH_NAMES = ("January February March April May June July August September October November December").split()
@@ -169,7 +147,7 @@ def _as_of(positional, named) -> str:
     that use the English name get the English words too (their own wording is not known here)."""
     if named.get("alt"):
         return named["alt"]
-    year, month, day = (_arg(positional, k).strip() for k in range(3))
+    year, month, day = (arg(positional, k).strip() for k in range(3))
     if month.isdigit() and 1 <= int(month) <= 12:
         month = _MONTH_NAMES[int(month) - 1]
     words = " ".join(p for p in (day.lstrip("0"), month, year) if p)
@@ -185,36 +163,36 @@ def _chemical_formula(positional, named) -> str:
 
 def _times_ten_to(positional, named) -> str:
     """{{e|24}} after a number: "4,868 5{{e|24}} kg" -> "4,868 5×1024 kg" (vi, mr, en)."""
-    exponent = _arg(positional, 0)
+    exponent = arg(positional, 0)
     return "×10" + exponent if exponent else ""
 
 
 def _flag_and_name(positional, named) -> str:
     """{{flag|Azores}}, {{flag|Georgia (U.S. state)|name=Georgia}}: the flag's icon and the name; the name."""
-    return named.get("name") or _arg(positional, 0)
+    return named.get("name") or arg(positional, 0)
 
 
 def _chinese(positional, named) -> str:
     """vi/en {{zh|c=西南中沙群岛办事处|v=Tây Nam …}}: the Chinese characters (traditional, simplified or
     either), as {{lang}} shows its text; the transcriptions are left out."""
-    return named.get("t") or named.get("s") or named.get("c") or _arg(positional, 0)
+    return named.get("t") or named.get("s") or named.get("c") or arg(positional, 0)
 
 
 def _ship(prefix: str) -> Renderer:
     """{{USS|Missouri|BB-63}} -> "USS Missouri (BB-63)"."""
     def render_ship(positional, named) -> str:
-        name, hull = _arg(positional, 0), _arg(positional, 1)
+        name, hull = arg(positional, 0), arg(positional, 1)
         return f"{prefix} {name}" + (f" ({hull})" if hull else "") if name else ""
     return render_ship
 
 
 def _currency(symbol: str) -> Renderer:
-    return lambda positional, named: symbol + _arg(positional, 0)
+    return lambda positional, named: symbol + arg(positional, 0)
 
 
 def _nihongo(positional, named) -> str:
     """{{nihongo|English|漢字|rōmaji}} -> "English (漢字, rōmaji)"."""
-    english, kanji, romaji = _arg(positional, 0), _arg(positional, 1), _arg(positional, 2)
+    english, kanji, romaji = arg(positional, 0), arg(positional, 1), arg(positional, 2)
     inner = ", ".join(x for x in (kanji, romaji) if x)
     return f"{english} ({inner})" if english and inner else english or inner
 
@@ -222,33 +200,33 @@ def _nihongo(positional, named) -> str:
 def _yomigana(positional, named) -> str:
     """ja {{読み仮名|'''医学'''|いがく}} -> 医学（いがく）: the lead's bold name is often inside it,
     and dropping the template started the query mid-sentence ("また は と は 、 生体 …")."""
-    word, reading = _arg(positional, 0), _arg(positional, 1)
+    word, reading = arg(positional, 0), arg(positional, 1)
     return f"{word}（{reading}）" if reading else word
 
 
 def _interlanguage_link(positional, named) -> str:
     """{{ill|Local title|de|Fremdtitel}}, {{仮リンク|日本語名|en|English}}: the local text
     (lt= when given)."""
-    return named.get("lt") or named.get("表示名") or _arg(positional, 0)
+    return named.get("lt") or named.get("表示名") or arg(positional, 0)
 
 
 def _tsl(positional, named) -> str:
     """zh {{tsl|en|Foreign|本地}}: the local title, third argument."""
-    return _arg(positional, 2) or _arg(positional, 1)
+    return arg(positional, 2) or arg(positional, 1)
 
 
 def _link_foreign(positional, named) -> str:
     """zh {{link-en|本地|Foreign}}: the local text first."""
-    return _arg(positional, 0)
+    return arg(positional, 0)
 
 
 def _sort(positional, named) -> str:
     """de {{SortKey|key|shown}} / {{Sort|key|shown}}: what is shown."""
-    return _arg(positional, 1) or _arg(positional, 0)
+    return arg(positional, 1) or arg(positional, 0)
 
 
 def _abbr(positional, named) -> str:
-    return _arg(positional, 0)
+    return arg(positional, 0)
 
 
 _DASHES = {
@@ -284,36 +262,36 @@ _DATE_TEMPLATES = (
 )
 
 RENDERERS: dict[str, Renderer] = {
-    **{name: _const(text) for name, text in _DASHES.items()},
-    **{name: _const(text) for name, text in _SYMBOLS.items()},
-    **{name: _first for name in _CONTENT_FIRST},
+    **{name: const(text) for name, text in _DASHES.items()},
+    **{name: const(text) for name, text in _SYMBOLS.items()},
+    **{name: first for name in _CONTENT_FIRST},
     **{name: _age_dates for name in _DATE_TEMPLATES},
     "lang": _lang, "language": _lang, "langue": _lang, "lang-en-short": _lang_x, "langx": _langx,
-    "transl": _last, "transliteration": _last, "translit": _last, "rtl-lang": _lang, "ltr-lang": _lang,
-    "langwithname": _last, "lang2": _lang,
+    "transl": last, "transliteration": last, "translit": last, "rtl-lang": _lang, "ltr-lang": _lang,
+    "langwithname": last, "lang2": _lang,
     "convert": _convert, "cvt": _convert, "convert2": _convert, "chuyển đổi": _convert, "μετατροπή": _convert,
     "রূপান্তর": _convert, "μονάδα": _convert,  # bn "convert" (319 calls in the bn dump), el "unit"
     "unité": french_templates.with_units,  # French pages copied to other wikis (ja "Paris")
     "flag": _flag_and_name, "flagcountry": _flag_and_name, "পতাকা": _flag_and_name, "langi": _lang,
-    "रुपया": _const("₹"), "zh": _chinese, "jis2004フォント": _first,
-    "fontsize": _last, **{name: _ship(name.upper()) for name in ("uss", "hms", "hmas", "hmcs", "usns")},
-    "chem": _chemical_formula, "chem2": _first, "e": _times_ten_to,
-    "ietf rfc": lambda positional, named: f"RFC {_arg(positional, 0)}".strip(), "tex": _const("TeX"),
-    "latex": _const("LaTeX"),
+    "रुपया": const("₹"), "zh": _chinese, "jis2004フォント": first,
+    "fontsize": last, **{name: _ship(name.upper()) for name in ("uss", "hms", "hmas", "hmcs", "usns")},
+    "chem": _chemical_formula, "chem2": first, "e": _times_ten_to,
+    "ietf rfc": lambda positional, named: f"RFC {arg(positional, 0)}".strip(), "tex": const("TeX"),
+    "latex": const("LaTeX"),
     "val": _val, "frac": _frac, "fraction": _frac, "sfrac": _frac,
     "circa": _circa, "c.": _circa, "ca.": _circa, "khoảng": _circa,
     "as of": _as_of,
     "us$": _currency("US$"), "usd": _currency("US$"), "€": _currency("€"), "eur": _currency("€"),
     "cad": _currency("CA$"), "£": _currency("£"), "gbp": _currency("£"), "¥": _currency("¥"), "jpy": _currency("¥"),
-    "nihongo": _nihongo, "նիհոնգո": _nihongo, "nihongo2": _first, "nihongo3": _nihongo, "nihongo foot": _nihongo,
+    "nihongo": _nihongo, "նիհոնգո": _nihongo, "nihongo2": first, "nihongo3": _nihongo, "nihongo foot": _nihongo,
     "読み仮名": _yomigana, "読み仮名 ruby不使用": _yomigana, "読み仮名 ruby使用": _yomigana,
     "ill": _interlanguage_link, "interlanguage link": _interlanguage_link, "interlanguage link multi": _interlanguage_link,
     "仮リンク": _interlanguage_link, "illm": _interlanguage_link, "le": _interlanguage_link, "ill2": _interlanguage_link,
     "link-interwiki": _interlanguage_link, "lien": _interlanguage_link, "internlink": _interlanguage_link,
-    "interlang": lambda positional, named: _arg(positional, 2) or _arg(positional, 1),  # ja {{Interlang|en|Title}}
+    "interlang": lambda positional, named: arg(positional, 2) or arg(positional, 1),  # ja {{Interlang|en|Title}}
     "tsl": _tsl, "link-en": _link_foreign, "link-ja": _link_foreign, "link-de": _link_foreign, "link-fr": _link_foreign,
     "sort": _sort, "sortkey": _sort, "sortname": lambda p, n: " ".join(x for x in p[:2] if x), "abbr": _abbr,
-    "script": _second, "color": _second, "colour": _second, "font color": _last, "lang-ar": _lang_x,
+    "script": second, "color": second, "colour": second, "font color": last, "lang-ar": _lang_x,
 }
 
 
@@ -336,36 +314,6 @@ _PARSER_FUNCTIONS: dict[str, Callable[[str], str]] = {
 }
 
 
-def _untranslated_link(positional, named) -> str:
-    """ru {{нп5|Баварский квартал|Баварский квартал|de|Bayerisches Viertel}}: a link to an article the
-    wiki lacks yet; it shows its second argument, else its first."""
-    return _arg(positional, 1) or _arg(positional, 0)
-
-
-# Templates whose names other wikis use for other things ({{s}}, {{,}}, {{De}} …): rendered only on
-# their own wiki.
-RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {
-    "fr": french_templates.RENDERERS,
-    "it": italian_templates.RENDERERS,
-    # "no {{séc|XIII}}" shows "no século XIII"; "{{fmtn|90000}} habitantes", the number
-    "pt": {"séc": lambda positional, named: f"século {_arg(positional, 0)}".strip(), "fmtn": _first},
-    "ru": {name: _untranslated_link for name in ("нп5", "нп3", "нп4", "нп", "не переведено 5", "не переведено 3")},
-    # uk {{не перекладено|Благородний пансіон|Благородному пансіоні|ru|…}} (24 calls in the uk dump), its
-    # short names {{нп}} (32) and {{iw}} (12): the same arguments as ru's
-    "uk": {
-        **{name: _untranslated_link for name in ("не перекладено", "нп", "iw", "нп3", "нп5")},
-        "s": _first,  # "зареєстровано {{s|390 197}} імен": a number kept on one line
-    },
-    # ja {{en|I am a president.}}, {{fr|Europa}}, {{la|…}}: a language's code names a template that shows
-    # its text (135 {{en|…}} in the ja excerpt: "「」「」と同じ調子で「」と誤った作文" without it). Not
-    # elsewhere: fr {{en}} marks a reference's language. Not {{tl}}: the template-link template.
-    "ja": {
-        **{code: _first for code in WIKIPEDIA_LANGUAGES | {"grc"} if code != "tl"},
-        # an inline quotation: "マッカートニーは、{{ilq|あまりに自然に…}}と" (20 in the ja excerpt)
-        "ilq": lambda positional, named: f"「{_arg(positional, 0)}」" if positional else "",
-    },
-}
-ORDINAL_WIKIS = frozenset({"fr"})
 
 
 def render(body: str, render_nested: Callable[[str], str], lang: str = "") -> str | None:

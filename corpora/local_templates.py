@@ -1,0 +1,37 @@
+"""Templates rendered on one wiki only, because other wikis use their names for other templates
+({{s}}, {{,}}, {{De}}, {{m}}, {{en}} …); corpora/wiki_templates.py looks here first."""
+from __future__ import annotations
+
+from corpora import french_templates, italian_templates
+from corpora.languages import WIKIPEDIA_LANGUAGES
+from corpora.template_arguments import Renderer, arg, first
+
+
+def _untranslated_link(positional, named) -> str:
+    """ru {{нп5|Баварский квартал|Баварский квартал|de|Bayerisches Viertel}}: a link to an article the
+    wiki lacks yet; it shows its second argument, else its first."""
+    return arg(positional, 1) or arg(positional, 0)
+
+
+RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {
+    "fr": french_templates.RENDERERS,
+    "it": italian_templates.RENDERERS,
+    # "no {{séc|XIII}}" shows "no século XIII"; "{{fmtn|90000}} habitantes", the number
+    "pt": {"séc": lambda positional, named: f"século {arg(positional, 0)}".strip(), "fmtn": first},
+    "ru": {name: _untranslated_link for name in ("нп5", "нп3", "нп4", "нп", "не переведено 5", "не переведено 3")},
+    # uk {{не перекладено|Благородний пансіон|Благородному пансіоні|ru|…}} (24 calls in the uk dump), its
+    # short names {{нп}} (32) and {{iw}} (12): the same arguments as ru's
+    "uk": {
+        **{name: _untranslated_link for name in ("не перекладено", "нп", "iw", "нп3", "нп5")},
+        "s": first,  # "зареєстровано {{s|390 197}} імен": a number kept on one line
+    },
+    # ja {{en|I am a president.}}, {{fr|Europa}}, {{la|…}}: a language's code names a template that shows
+    # its text (135 {{en|…}} in the ja excerpt: "「」「」と同じ調子で「」と誤った作文" without it). Not
+    # elsewhere: fr {{en}} marks a reference's language. Not {{tl}}: the template-link template.
+    "ja": {
+        **{code: first for code in WIKIPEDIA_LANGUAGES | {"grc"} if code != "tl"},
+        # an inline quotation: "マッカートニーは、{{ilq|あまりに自然に…}}と" (20 in the ja excerpt)
+        "ilq": lambda positional, named: f"「{arg(positional, 0)}」" if positional else "",
+    },
+}
+ORDINAL_WIKIS = frozenset({"fr"})
