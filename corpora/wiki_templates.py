@@ -21,6 +21,7 @@ from corpora import french_templates
 from corpora.local_templates import ORDINAL_WIKIS, RENDERERS_OF_WIKI
 from corpora.template_arguments import Renderer, arg, const, first, last, second
 
+
 def split_arguments(body: str) -> tuple[str, list[str], dict[str, str]]:
     """"name|a|k=v|b" -> ("name", ["a", "b"], {"k": "v"}); pipes inside nested [[..]] or {{..}} do
     not split. `body` is the text between the outer braces."""
