@@ -237,7 +237,7 @@ _DASHES = {
 }
 _SYMBOLS = {
     "nbsp": " ", "nbs": " ", "thinsp": " ", "sp": " ", "space": " ", "·": " · ", "dot": " · ", "middot": "·",
-    "bull": " • ", "•": " • ", "'": "'", "\"'": "\"'", "'\"": "'\"", "okina": "ʻ", "pi": "π", "=": "=",
+    "bull": " • ", "•": " • ", "'": "'", "\"'": "\"'", "'\"": "'\"", "okina": "ʻ", "pi": "π", "পাই": "π", "=": "=",
     "'s": "'s", "slash": "/", "spaced slash": " / ", "times": "×", "degree": "°", "deg": "°", "minus": "−",
     "0": "",  # de {{0}}: an invisible padding digit
 }

@@ -149,6 +149,7 @@ def test_templates_that_wrote_words_of_real_sentences_in_other_languages():
     assert render("Exp|1,9|19", str, "it") == "1,9×1019" and render("colore|navy|Business", str, "it") == "Business"
     assert text("депортовано {{num|440000}} євреїв, клавішу {{key|Alt}}", "uk") == "депортовано 440000 євреїв, клавішу Alt"
     assert render("s|390 197", str, "uk") == "390 197" and render("IAST|purāṇa", str, "bn") == "purāṇa"
+    assert text("লিন্ডম্যান প্রমাণ করেন, {{পাই}} একটি", "bn") == "লিন্ডম্যান প্রমাণ করেন, π একটি"  # bn "pi"
     assert text("từng nói: {{cquote|Mục tiêu của chúng ta}}", "vi") == "từng nói: Mục tiêu của chúng ta"
     assert text("7,6{{e|–22}} giây", "vi") == "7,6×10–22 giây" and render("CAD|84.390", str) == "CA$84.390"
 
