@@ -85,10 +85,12 @@ def _flag_and_name(positional, named) -> str:
 
 
 RENDERERS = {
-    "unité": with_units, "nombre": with_units, "nb": with_units,
+    "unité": with_units, "nombre": with_units, "nb": with_units, "tmp": with_units,  # {{tmp|2|°C}}
     "s": _century(), "s-": _century(), "siècle": _century(), "-s": _century(" av. J.-C."),
     "-s-": _century(" av. J.-C."), "s2": _century(plural=True), "s2-": _century(plural=True),
-    # not {{citation}}: on en.wikipedia that name is a reference's template
+    # "propose de {{citation|diviser chacune des difficultés …}}": an inline quotation, in guillemets
+    # (on fr only: on en.wikipedia {{citation}} is a reference's template)
+    "citation": lambda positional, named: f"« {positional[0]} »" if positional and positional[0] else "",
     "incise": _incise, "heure": _hour, "euro": _euro,
     "drapeau2": _flag_and_name, "drapeau3": _flag_and_name,
     # "XIX{{e}} siècle": the bare suffix; other wikis' {{e|24}} is "×10²⁴" (corpora/wiki_templates.py)

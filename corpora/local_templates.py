@@ -13,18 +13,27 @@ def _untranslated_link(positional, named) -> str:
     return arg(positional, 1) or arg(positional, 0)
 
 
+def _bracketed_first(positional, named) -> str:
+    return f"({positional[0]})" if positional and positional[0] else ""
+
+
 RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {
     "fr": french_templates.RENDERERS,
     "it": italian_templates.RENDERERS,
     # "no {{séc|XIII}}" shows "no século XIII"; "{{fmtn|90000}} habitantes", the number
     "pt": {"séc": lambda positional, named: f"século {arg(positional, 0)}".strip(), "fmtn": first},
-    "ru": {name: _untranslated_link for name in ("нп5", "нп3", "нп4", "нп", "не переведено 5", "не переведено 3")},
+    "ru": {name: _untranslated_link for name in ("нп5", "нп3", "нп4", "нп", "не переведено 5", "не переведено 3", "iw")},
     # uk {{не перекладено|Благородний пансіон|Благородному пансіоні|ru|…}} (24 calls in the uk dump), its
     # short names {{нп}} (32) and {{iw}} (12): the same arguments as ru's
     "uk": {
         **{name: _untranslated_link for name in ("не перекладено", "нп", "iw", "нп3", "нп5")},
         "s": first,  # "зареєстровано {{s|390 197}} імен": a number kept on one line
     },
+    # fi "12 hallintoalueeseen ({{k-de|Bezirk}})": the foreign word, as {{lang-de}} shows it here
+    "fi": {f"k-{code}": first for code in WIKIPEDIA_LANGUAGES},
+    # ar "'''برلين''' {{لغة-أل|Berlin}} هي", "نهر شبريه {{ألمانية|Spree}} يخترق" (41 in the ar minidump's
+    # Berlin): a gloss in another language, which the template sets in brackets
+    "ar": {name: _bracketed_first for name in ("لغة-أل", "ألمانية", "إنجليزية", "فرنسية", "لاتينية", "إيطالية", "إسبانية")},
     # ja {{en|I am a president.}}, {{fr|Europa}}, {{la|…}}: a language's code names a template that shows
     # its text (135 {{en|…}} in the ja excerpt: "「」「」と同じ調子で「」と誤った作文" without it). Not
     # elsewhere: fr {{en}} marks a reference's language. Not {{tl}}: the template-link template.

@@ -70,8 +70,8 @@ def template_key(name: str) -> str:
 
 
 def _lang(positional, named) -> str:
-    """{{lang|fr|texte}}: the text is the second argument (or text=)."""
-    return named.get("text") or arg(positional, 1)
+    """{{lang|fr|texte}}: the text is the second argument (or text=; fr {{langue|de|texte=…}})."""
+    return named.get("text") or named.get("texte") or arg(positional, 1)
 
 
 def _lang_x(positional, named) -> str:
@@ -237,7 +237,7 @@ _DASHES = {
 }
 _SYMBOLS = {
     "nbsp": " ", "nbs": " ", "thinsp": " ", "sp": " ", "space": " ", "·": " · ", "dot": " · ", "middot": "·",
-    "bull": " • ", "•": " • ", "'": "'", "\"'": "\"'", "'\"": "'\"", "okina": "ʻ", "pi": "π", "পাই": "π", "=": "=",
+    "bull": " • ", "•": " • ", "'": "'", "\"'": "\"'", "'\"": "'\"", "okina": "ʻ", "pi": "π", "পাই": "π", "esd": " ", "=": "=",
     "'s": "'s", "slash": "/", "spaced slash": " / ", "times": "×", "degree": "°", "deg": "°", "minus": "−",
     "0": "",  # de {{0}}: an invisible padding digit
 }
@@ -269,7 +269,7 @@ RENDERERS: dict[str, Renderer] = {
     **{name: _age_dates for name in _DATE_TEMPLATES},
     "lang": _lang, "language": _lang, "langue": _lang, "lang-en-short": _lang_x, "langx": _langx,
     "transl": last, "transliteration": last, "translit": last, "rtl-lang": _lang, "ltr-lang": _lang,
-    "langwithname": last, "lang2": _lang,
+    "langwithname": last, "lang2": _lang, "en langue": _lang,
     "convert": _convert, "cvt": _convert, "convert2": _convert, "chuyển đổi": _convert, "μετατροπή": _convert,
     "রূপান্তর": _convert, "μονάδα": _convert,  # bn "convert" (319 calls in the bn dump), el "unit"
     "unité": french_templates.with_units,  # French pages copied to other wikis (ja "Paris")
