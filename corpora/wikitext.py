@@ -72,6 +72,7 @@ from corpora.wikitext_markers import (
     BOLD_CLOSE,
     BOLD_OPEN,
     KEPT_SPACE,
+    NOWIKI_EDGE,
     NOWIKI_RESTORE,
     without_marker_characters,
 )
@@ -131,15 +132,56 @@ def parse_wikitext(wikitext: str, lang: str | WikiLanguage, title: str = "") -> 
 
 # ── 6. markers -> offsets ──
 
-_MARKER_SPLIT_RE = re.compile("([\x01\x02\x04\x05\x06])")
-_RESTORE = {ord(KEPT_SPACE): " "}
-_RESTORE_NOWIKI = {**_RESTORE, **NOWIKI_RESTORE}
+_MARKER_SPLIT_RE = re.compile("([\x01\x02\x04\x05])")
+# str.translate looks every character up in a dict (~40 ns each, 0.1 s of the excerpts' parse);
+# str.replace finds them at memchr speed.
+_NOWIKI_RESTORE_PAIRS = tuple((chr(protected), chr(original)) for protected, original in NOWIKI_RESTORE.items())
+_FIRST_PROTECTED = min(pair[0] for pair in _NOWIKI_RESTORE_PAIRS)
 
 
 def _extract_markers(text: str, targets: list[str], is_disambiguation: bool, had_nowiki: bool) -> ParsedPage:
+    """Plain text and offsets from the marked text. A nowiki edge marks nothing here and goes first.
+    Bold marks sit in the lead, so only the text up to the last of them (and to the link after it)
+    takes the general scan; the rest holds only links and is cut with str.split, which finds a
+    character ~10x faster than a regular expression's character class (the scan over every page
+    was a quarter of the parser's time)."""
+    if NOWIKI_EDGE in text:
+        text = text.replace(NOWIKI_EDGE, "")
+    pieces: list[str] = []
+    spans: list[tuple[int, int, int]] = []  # (start, end, target index)
+    bold_spans: list[tuple[int, int]] = []
+    last_bold = max(text.rfind(BOLD_OPEN), text.rfind(BOLD_CLOSE))
+    cut = length = 0
+    if last_bold >= 0:
+        cut = text.find(ANCHOR_OPEN, last_bold)
+        if cut < 0:
+            cut = len(text)
+        length = _scan_all_markers(text[:cut], pieces, spans, bold_spans)
+    if cut < len(text):
+        _scan_links(text[cut:] if cut else text, length, pieces, spans)
+    plain = "".join(pieces)
+    if KEPT_SPACE in plain:
+        plain = plain.replace(KEPT_SPACE, " ")
+    if had_nowiki and plain and max(plain) >= _FIRST_PROTECTED:
+        for protected, original in _NOWIKI_RESTORE_PAIRS:
+            if protected in plain:
+                plain = plain.replace(protected, original)
+    anchors = []
+    for start, end, index in spans:
+        # Spaces at a link's edges are not part of the name it shows.
+        while start < end and plain[start].isspace():
+            start += 1
+        while end > start and plain[end - 1].isspace():
+            end -= 1
+        if start < end:
+            anchors.append(Anchor(start, end, targets[index]))
+    names = dict.fromkeys(name for name in (plain[s:e].strip() for s, e in bold_spans) if name)
+    return ParsedPage(plain, tuple(anchors), tuple(names), is_disambiguation)
+
+
+def _scan_all_markers(text: str, pieces: list[str], spans: list, bold_spans: list) -> int:
+    """Links and bold runs; appends the plain pieces and returns their length."""
     parts = _MARKER_SPLIT_RE.split(text)  # text, marker, text, marker, ..., text
-    spans = []  # (start, end, target index)
-    bold_spans = []
     anchor_start = bold_start = -1
     anchor_index = 0
     length = len(parts[0])
@@ -162,19 +204,29 @@ def _extract_markers(text: str, targets: list[str], is_disambiguation: bool, had
                 bold_spans.append((bold_start, length))
             bold_start = -1
         length += len(parts[k + 1])
-    plain = "".join(parts[::2]) if len(parts) > 1 else text
-    if had_nowiki:
-        plain = plain.translate(_RESTORE_NOWIKI)
-    elif KEPT_SPACE in plain:
-        plain = plain.translate(_RESTORE)
-    anchors = []
-    for start, end, index in spans:
-        # Spaces at a link's edges are not part of the name it shows.
-        while start < end and plain[start].isspace():
-            start += 1
-        while end > start and plain[end - 1].isspace():
-            end -= 1
-        if start < end:
-            anchors.append(Anchor(start, end, targets[index]))
-    names = dict.fromkeys(name for name in (plain[s:e].strip() for s, e in bold_spans) if name)
-    return ParsedPage(plain, tuple(anchors), tuple(names), is_disambiguation)
+    pieces.extend(parts[::2])
+    return length
+
+
+def _scan_links(text: str, length: int, pieces: list[str], spans: list) -> None:
+    r"""Text with link marks only, from `length` on: "\x01<index>\x1f<link text>\x02<text>"; a close
+    without an open, or after the first, is dropped; an open without a close marks nothing."""
+    links = text.split(ANCHOR_OPEN)
+    first = links[0]
+    if ANCHOR_CLOSE in first:
+        first = first.replace(ANCHOR_CLOSE, "")
+    pieces.append(first)
+    length += len(first)
+    for link in links[1:]:
+        index_end = link.find(ANCHOR_INDEX_END)
+        close = link.find(ANCHOR_CLOSE, index_end)
+        if close < 0:
+            shown = link[index_end + 1 :]
+        else:
+            spans.append((length, length + close - index_end - 1, int(link[:index_end])))
+            after = link[close + 1 :]
+            if ANCHOR_CLOSE in after:
+                after = after.replace(ANCHOR_CLOSE, "")
+            shown = link[index_end + 1 : close] + after
+        pieces.append(shown)
+        length += len(shown)
