@@ -175,3 +175,15 @@ def test_mediawikis_own_functions_show_their_argument():
     assert render("formatnum:2944408", str, "uk") == "2944408" and render("formatnum:3003|R", str) == "3003"
     assert render("ucfirst:paris", str) == "Paris" and render("lc:ABC", str) == "abc"
     assert render("Template:Foo", str) is None
+
+
+def test_quotes_around_a_dropped_template_stay_separate_toggles():
+    # The real lead of "Algeria": an italic template between bold names.
+    text = ("'''Algeria''' ({{lang-ar|الجزائر}} ''{{transl|ar|al-Jazā'ir}}''; {{lang-ber|x}} ''Dzayer''), "
+            "officially '''People's Democratic Republic of Algeria''', is a [[sovereign state]].")
+    page = parse_wikitext(text, "en")
+    assert page.bold_names == ("Algeria", "People's Democratic Republic of Algeria")
+    # transl carries text (its apostrophe is a letter, not a quote); the italics around it still pair.
+    assert page.text.startswith(
+        "Algeria (الجزائر al-Jazā'ir; x Dzayer), officially People's Democratic Republic of Algeria, is a sovereign state."
+    )
