@@ -1,4 +1,4 @@
-"""What tests of corpora.wikitext share: the invariants every parse keeps, and small readers."""
+"""What tests of corpora.wikitext share: the invariants every parse keeps, and two small helpers."""
 import os
 from pathlib import Path
 
