@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from importlib import resources
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import BinaryIO, Iterable, Iterator
 from xml.sax.saxutils import unescape
 
@@ -61,16 +61,6 @@ class BadRecord:
     stage: str  # "read"
     reason: str  # short, machine-readable (the Beam counter is read/<reason>)
     excerpt: str  # first ~200 chars, decoded with errors="replace"
-
-
-@dataclass(frozen=True)
-class SiteInfo:
-    """The `<siteinfo>` header: which wiki, and its localised namespace names (ns key -> name)."""
-
-    dbname: str
-    lang: str  # the xml:lang attribute of <mediawiki>
-    base: str
-    namespaces: dict[int, str] = field(default_factory=dict)
 
 
 # The dumps a job reads when given none: written for the project, one per script family.
@@ -169,59 +159,6 @@ def read_stream_range(
     chunks = bz2_chunks(fileobj, limit=limit, require_data=False)
     # Only the range holding the file's first bytes can carry a byte-order mark or XML declaration.
     return iter_pages(utf8_chunks(chunks) if start == 0 else chunks, source, max_page_bytes)
-
-
-def read_siteinfo(chunks: Iterable[bytes], max_bytes: int = 1 << 20) -> SiteInfo | None:
-    """The `<siteinfo>` of a dump from its first decompressed bytes; None if there is no readable one.
-
-    The job can take the wiki's localised namespace names from it ("[[ไฟล์:…]]" is a file on thwiki).
-    """
-    head = bytearray()
-    try:
-        for chunk in utf8_chunks(chunks):
-            if isinstance(chunk, Gap):
-                break
-            head += chunk
-            if b"</siteinfo>" in head or _OPEN in head or len(head) > max_bytes:
-                break
-    except ArchiveError:
-        pass  # whatever was decompressed before the damage may still hold the header
-    start, end = head.find(b"<siteinfo>"), head.find(b"</siteinfo>")
-    if start < 0 or end < start:
-        return None
-    lang_match = re.search(rb'<mediawiki[^>]*\sxml:lang="([^"]*)"', head[:start])
-    try:
-        root = ET.fromstring(bytes(head[start : end + len(b"</siteinfo>")]))
-        info = {_local(child.tag): child for child in root}
-        namespaces = {int(ns.get("key")): ns.text or "" for ns in info.get("namespaces", ())}
-    except (ET.ParseError, TypeError, ValueError):
-        return None
-    return SiteInfo(
-        dbname=(info["dbname"].text or "") if "dbname" in info else "",
-        lang=lang_match.group(1).decode("utf-8", errors="replace") if lang_match else "",
-        base=(info["base"].text or "") if "base" in info else "",
-        namespaces=namespaces,
-    )
-
-
-def read_siteinfo_from_file(fileobj: BinaryIO, compression: str) -> SiteInfo | None:
-    if compression == "bz2":
-        return read_siteinfo(bz2_chunks(fileobj, limit=None, require_data=True, out_bytes=1 << 16))
-    return read_siteinfo(iter(lambda: fileobj.read(1 << 16), b""))
-
-
-def declared_language_matches(lang: str, info: SiteInfo) -> bool:
-    """Does `--dump LANG=` agree with the dump's own siteinfo (xml:lang, or the dbname "elwiki")?
-
-    Either suffices: the content language of simplewiki is "en" while its dbname is not, and
-    dbnames spell hyphens as underscores (zh-yue: "zh_yuewiki").
-    """
-    names = {info.lang.lower()}
-    if info.dbname.endswith("wiki"):
-        names.add(info.dbname[: -len("wiki")].replace("_", "-").lower())
-    names.discard("")
-    return not names or lang.lower() in names
-
 
 
 # ─────────────────────────────── page scanner ───────────────────────────────

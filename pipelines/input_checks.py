@@ -97,7 +97,7 @@ def check_dump(flag: str, lang: str, path: str, allow_language_mismatch: bool) -
     """
     from apache_beam.io.filesystem import CompressionTypes
 
-    from corpora import dumps
+    from corpora import dumps, siteinfo
 
     value = f"{lang}={path}"
     check_input_file(flag, value, path)
@@ -114,8 +114,8 @@ def check_dump(flag: str, lang: str, path: str, allow_language_mismatch: bool) -
         raise UsageError(f"{flag} {value!r}: unsupported file type ({kind}); give a pages-articles dump as .xml or "
                          f".xml.bz2{fix}") from None
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        info = dumps.read_siteinfo_from_file(f, compression)
-    if info is None or allow_language_mismatch or dumps.declared_language_matches(lang, info):
+        info = siteinfo.read_siteinfo_from_file(f, compression)
+    if info is None or allow_language_mismatch or siteinfo.declared_language_matches(lang, info):
         return
     site = info.dbname[: -len("wiki")].replace("_", "-") if info.dbname.endswith("wiki") else info.lang
     raise UsageError(f"{flag} {value!r}: the dump's siteinfo says xml:lang=\"{info.lang}\" (dbname {info.dbname or '?'}), "

@@ -12,7 +12,7 @@ import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from corpora import dumps, multistream
+from corpora import dumps, multistream, siteinfo
 from corpora.languages import WikiLanguage, wiki_language
 from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 
@@ -118,7 +118,7 @@ def siteinfo_namespaces(path: str) -> tuple:
     it has none (a WikiExtractor-era excerpt, a damaged head), and the job says so."""
     try:
         with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-            info = dumps.read_siteinfo_from_file(f, dumps.compression_for(path))
+            info = siteinfo.read_siteinfo_from_file(f, dumps.compression_for(path))
     except Exception as error:  # a head we cannot read costs the local names, never the job
         logging.warning("%s: cannot read <siteinfo> (%s); using the language table's namespace names", path, error)
         return ()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from corpora import bz2_blocks, dump_bytes, dumps, multistream
+from corpora import bz2_blocks, dump_bytes, dumps, multistream, siteinfo
 from corpora.dumps import BadRecord, RawPage
 
 REPO = Path(__file__).resolve().parents[1]
@@ -144,9 +144,9 @@ def test_latest_revision_wins():
 
 
 def test_siteinfo():
-    info = dumps.read_siteinfo([HEADER, page_xml(1, "A")])
+    info = siteinfo.read_siteinfo([HEADER, page_xml(1, "A")])
     assert (info.dbname, info.lang, info.namespaces) == ("testwiki", "en", {0: "", 1: "Talk"})
-    assert dumps.read_siteinfo([page_xml(1, "A")]) is None
+    assert siteinfo.read_siteinfo([page_xml(1, "A")]) is None
 
 
 # ─────────────────────────────── damaged input ───────────────────────────────
@@ -246,7 +246,7 @@ def test_utf16_and_bom_dumps_are_read(codec, bom, compress):
         data = bz2.compress(data)
     records = list(dumps.iter_pages_from_file(io.BytesIO(data), "u.xml", "bz2" if compress else "none"))
     assert [(p.title, p.text) for p in records] == [("Ελλάδα", "Κείμενο ü 日本"), ("B", "Some text.")]
-    info = dumps.read_siteinfo_from_file(io.BytesIO(data), "bz2" if compress else "none")
+    info = siteinfo.read_siteinfo_from_file(io.BytesIO(data), "bz2" if compress else "none")
     assert info.lang == "en" and info.dbname == "testwiki"
 
 
@@ -268,11 +268,11 @@ def test_other_encodings_are_one_dead_letter(head):
 
 
 def test_declared_language_against_siteinfo():
-    info = dumps.SiteInfo(dbname="elwiki", lang="el", base="")
-    assert dumps.declared_language_matches("el", info) and not dumps.declared_language_matches("en", info)
-    assert dumps.declared_language_matches("en", dumps.SiteInfo("simplewiki", "en", ""))
-    assert dumps.declared_language_matches("zh-yue", dumps.SiteInfo("zh_yuewiki", "yue", ""))
-    assert dumps.declared_language_matches("xx", dumps.SiteInfo("", "", ""))  # nothing to check against
+    info = siteinfo.SiteInfo(dbname="elwiki", lang="el", base="")
+    assert siteinfo.declared_language_matches("el", info) and not siteinfo.declared_language_matches("en", info)
+    assert siteinfo.declared_language_matches("en", siteinfo.SiteInfo("simplewiki", "en", ""))
+    assert siteinfo.declared_language_matches("zh-yue", siteinfo.SiteInfo("zh_yuewiki", "yue", ""))
+    assert siteinfo.declared_language_matches("xx", siteinfo.SiteInfo("", "", ""))  # nothing to check against
 
 
 @needs_excerpt
@@ -498,7 +498,7 @@ def test_sample_dump_parses(lang):
     for page in redirects:
         assert page.text.lstrip().startswith("#") and f"[[{page.redirect}" in page.text
     with open(SAMPLES / f"{lang}wiki-sample-pages-articles.xml.bz2", "rb") as f:
-        assert dumps.read_siteinfo_from_file(f, "bz2").lang == lang
+        assert siteinfo.read_siteinfo_from_file(f, "bz2").lang == lang
 
 
 def test_sample_multistream_matches_plain():

@@ -1,10 +1,7 @@
 """Per-language knowledge: the table, the dump's siteinfo on top, and any Wikipedia code."""
-import bz2
-from pathlib import Path
-
 import pytest
 
-from corpora import dumps
+from corpora import siteinfo
 from corpora.languages import WIKIPEDIA_LANGUAGES, wiki_language
 from corpora.wiki_language_data import LANGUAGE_DATA
 from corpora.words import SUPPORTED_LANGS
@@ -79,7 +76,7 @@ def test_real_siteinfo_names_are_all_in_the_table(name):
     if not path.exists():
         pytest.skip(f"{path} not present")
     with open(path, "rb") as f:
-        info = dumps.read_siteinfo_from_file(f, "bz2")
+        info = siteinfo.read_siteinfo_from_file(f, "bz2")
     language = wiki_language(info.lang)
     for key, kind in ((6, language.file_namespaces), (14, language.category_namespaces)):
         assert info.namespaces[key].lower() in kind
