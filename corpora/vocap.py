@@ -276,7 +276,7 @@ def mixed_sample(sentences: dict[str, list[str]], weights: dict[str, float], siz
     return [s for _, s in sorted(keyed)]
 
 
-def _load_proto():
+def load_model_proto():
     from sentencepiece import (
         sentencepiece_model_pb2,  # needs protobuf < 7: pin sentencepiece<0.2.2
     )
@@ -285,7 +285,7 @@ def _load_proto():
 
 def build_model(template: bytes, pieces: list[tuple[str, float]]) -> bytes:
     """A unigram ModelProto with SPECIALS at ids 0..4 then `pieces`, the normaliser of `template`."""
-    pb = _load_proto()
+    pb = load_model_proto()
     proto = pb.ModelProto()
     proto.ParseFromString(template)
     del proto.pieces[:]
@@ -331,46 +331,6 @@ def vocab_text(model: bytes) -> str:
     return "".join(f"{sp.id_to_piece(i)}\t{sp.get_score(i):g}\n" for i in range(sp.get_piece_size()))
 
 
-def hf_tokenizer(model: bytes):
-    """The merged model as a Hugging Face fast tokenizer with the same ids (needs `transformers`).
-
-    transformers 5's XLMRobertaTokenizer(vocab_file=...) may ignore the file, and its converter
-    assumes XLM-R's own layout (<unk> <s> </s> first, fairseq offset): build the tokenizers object
-    from our pieces directly instead, SentencePiece's normaliser included.
-    """
-    from tokenizers import (
-        Regex,
-        Tokenizer,
-        decoders,
-        normalizers,
-        pre_tokenizers,
-        processors,
-    )
-    from tokenizers.models import Unigram
-    from transformers import PreTrainedTokenizerFast
-
-    pb = _load_proto()
-    proto = pb.ModelProto()
-    proto.ParseFromString(model)
-    vocab = [(p.piece, p.score) for p in proto.pieces]
-    tok = Tokenizer(Unigram(vocab, unk_id=UNK_ID, byte_fallback=False))
-    charsmap = proto.normalizer_spec.precompiled_charsmap
-    steps = [normalizers.Precompiled(charsmap)] if charsmap else []
-    # SentencePiece's remove_extra_whitespaces: strip, and runs of spaces count as one
-    tok.normalizer = normalizers.Sequence(
-        steps + [normalizers.Strip(), normalizers.Replace(Regex(" {2,}"), " ")])
-    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
-    tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
-        special_tokens=[("<s>", BOS_ID), ("</s>", EOS_ID)],
-    )
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", sep_token="</s>",
-        cls_token="<s>", pad_token="<pad>", mask_token="<mask>",
-    )
-
-
 def initial_scores(chosen: dict[str, list[tuple[str, float]]], weights: dict[str, float]) -> dict[str, float]:
     """A piece's starting score: log Σ_i (w_i / Σ w) · p_i(piece), p_i from language i's model scores."""
     total = sum(weights.values())
@@ -379,28 +339,3 @@ def initial_scores(chosen: dict[str, list[tuple[str, float]]], weights: dict[str
         for piece, score in pieces:
             mass[piece] = mass.get(piece, 0.0) + weights[lang] / total * math.exp(score)
     return {p: math.log(m) for p, m in mass.items()}
-
-
-def plot_curves(curves: dict[str, list[tuple[int, float]]], chosen: dict[str, tuple[int, float]], title: str) -> bytes:
-    """PNG of each language's ALP curve (size, alp) with its allocated point marked."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
-    for lang in sorted(curves):
-        xs, ys = zip(*curves[lang]) if curves[lang] else ((), ())
-        (line,) = ax.plot(xs, ys, marker=".", label=lang)
-        if lang in chosen:
-            ax.plot([chosen[lang][0]], [chosen[lang][1]], marker="o", markersize=10, fillstyle="none",
-                    color=line.get_color())
-    ax.set_xlabel("vocabulary size (pieces)")
-    ax.set_ylabel("ALP (mean held-out log-probability per sentence)")
-    ax.set_title(title)
-    ax.legend(ncol=2, fontsize="small")
-    ax.grid(alpha=0.3)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    plt.close(fig)
-    return buffer.getvalue()

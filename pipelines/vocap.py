@@ -29,7 +29,7 @@ import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from corpora import vocap
+from corpora import vocab_exports, vocap
 from corpora.schemas import ALLOCATION_SCHEMA, ALP_SCHEMA
 from corpora.text_lines import decode_line
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
@@ -257,7 +257,7 @@ class AllocateAndMergeFn(TallyingDoFn):
             [{"lang": lang, "size": allocation.sizes[lang], "share": shares[lang], "alp": allocation.alps[lang]}
              for lang in sorted(curves)], ALLOCATION_SCHEMA)
         self._write_hf_tokenizer(merged, put)
-        put("alp_curves.png", vocap.plot_curves(
+        put("alp_curves.png", vocab_exports.plot_curves(
             {lang: [(p.size, p.alp) for p in curve] for lang, curve in curves.items()},
             {lang: (allocation.sizes[lang] + 1, allocation.alps[lang]) for lang in curves},  # +1: the model's <unk>
             f"VoCAP: ALP per language, allocated sizes circled (T={self.vocab_size:,})"))
@@ -268,7 +268,7 @@ class AllocateAndMergeFn(TallyingDoFn):
         """`hf_tokenizer/`: the merged model for `XLMRobertaTokenizerFast.from_pretrained` (same ids),
         when transformers is installed; the data side does not need it."""
         try:
-            tokenizer = vocap.hf_tokenizer(merged)
+            tokenizer = vocab_exports.hf_tokenizer(merged)
         except ImportError:
             _LOG.info("vocap: transformers is not installed; no hf_tokenizer/ written")
             return

@@ -8,7 +8,7 @@ import pathlib
 import pytest
 import sentencepiece as spm
 
-from corpora import vocap
+from corpora import vocab_exports, vocap
 
 MONO = pathlib.Path(vocap.__file__).parent / "samples" / "mono"
 
@@ -127,7 +127,7 @@ def test_hugging_face_tokenizer_has_the_same_pieces_and_ids(curves):
     allocation = vocap.allocate(by_lang, weights, 700)
     merged = vocap.merge_models(by_lang["en"][0].model, allocation.union, {}, vocap.mixed_sample(train, weights, 300, 0), 1)
     sp = spm.SentencePieceProcessor(model_proto=merged)
-    tok = vocap.hf_tokenizer(merged)
+    tok = vocab_exports.hf_tokenizer(merged)
     # transformers 5's XLMRobertaTokenizer(vocab_file=...) silently builds a 5-token vocabulary: check size and pieces
     assert len(tok) == sp.get_piece_size() == 700
     assert tok.convert_ids_to_tokens(list(range(700))) == [sp.id_to_piece(i) for i in range(700)]

@@ -88,12 +88,12 @@ EXTRA_FLAGS = {
 
 def make_tokenizer(spec: ModelSpec, cfg: XYLentTrainConfig, data_dir: str):
     """The vocap model as a fast tokenizer with the same ids (the code path of pipelines/vocap.py)."""
-    from corpora import vocap
+    from corpora import vocab_exports
     from training.tokenizer import load_tokenizer
 
     if cfg.init:
         return load_tokenizer(cfg.init, cfg.trust_remote_code)
-    return vocap.hf_tokenizer(artefact(data_dir, "spm.model").read_bytes())
+    return vocab_exports.hf_tokenizer(artefact(data_dir, "spm.model").read_bytes())
 
 
 def check_data(spec: ModelSpec, cfg: XYLentTrainConfig, data_dir: str) -> int:
