@@ -169,8 +169,10 @@ def _times_ten_to(positional, named) -> str:
 
 
 def _flag_and_name(positional, named) -> str:
-    """{{flag|Azores}}, {{flag|Georgia (U.S. state)|name=Georgia}}: the flag's icon and the name; the name."""
-    return named.get("name") or arg(positional, 0)
+    """{{flag|Azores}}, {{flag|Georgia (U.S. state)|name=Georgia}}: the flag's icon and the name; the name.
+    A country code ({{flag|USA}}, {{flag|UN}}) shows a name the call does not hold: dropped."""
+    name = named.get("name") or arg(positional, 0)
+    return "" if 2 <= len(name) <= 3 and name.isupper() and name.isascii() else name
 
 
 def _chinese(positional, named) -> str:
