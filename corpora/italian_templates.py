@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from corpora.french_templates import with_units
 from corpora.italian_bio import render_bio
-from corpora.template_arguments import first
+from corpora.template_arguments import const, first, second
 
 
 def render_measure(positional, named) -> str:
@@ -21,7 +21,7 @@ def render_measure(positional, named) -> str:
     return f"{value} {prefix}{unit}" if unit else value
 
 
-def _times_ten_to(positional, named) -> str:
+def _number_times_power_of_ten(positional, named) -> str:
     """{{Exp|1,9|19}} -> "1,9×1019" (half-lives, molar volumes)."""
     if len(positional) < 2:
         return positional[0] if positional else ""
@@ -35,11 +35,11 @@ RENDERERS = {
     "ta": first,
     "numero": with_units,  # {{numero|188520}}
     "m": render_measure,  # names are compared lower-case: {{M}} and {{m}} are one template
-    "m s.l.m.": lambda positional, named: "m s.l.m.",  # "tra i 400 e i 2100 {{m s.l.m.}}" (70 in the it sample)
+    "m s.l.m.": const("m s.l.m."),  # "tra i 400 e i 2100 {{m s.l.m.}}" (70 in the it sample)
     "maiuscoletto": first,  # small capitals: "votando {{maiuscoletto|no}}"
     "tutto attaccato": first,  # kept on one line: "a {{tutto attaccato|620 nm}}"
-    "colore": lambda positional, named: positional[1] if len(positional) > 1 else "",  # {{colore|navy|Business}}
-    "exp": _times_ten_to,
+    "colore": second,  # {{colore|navy|Business}}
+    "exp": _number_times_power_of_ten,
     # maintenance tags around the words they question: "la {{chiarire|recente}} nascita",
     # "({{citazione necessaria|che si disse foraggiati …}})"; the words are the article's
     "chiarire": first, "citazione necessaria": first,
