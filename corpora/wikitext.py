@@ -142,9 +142,9 @@ _FIRST_PROTECTED = min(pair[0] for pair in _NOWIKI_RESTORE_PAIRS)
 def _extract_markers(text: str, targets: list[str], is_disambiguation: bool, had_nowiki: bool) -> ParsedPage:
     """Plain text and offsets from the marked text. A nowiki edge marks nothing here and goes first.
     Bold marks sit in the lead, so only the text up to the last of them (and to the link after it)
-    takes the general scan; the rest holds only links and is cut with str.split, which finds a
-    character ~10x faster than a regular expression's character class (the scan over every page
-    was a quarter of the parser's time)."""
+    takes the general scan; the rest holds only links and is cut with str.split, which finds one
+    character faster than a regular expression finds a class of them (this pass was a quarter of
+    the parser's time: 0.70 CPU-s on the four excerpts, 0.51 with this and str.replace)."""
     if NOWIKI_EDGE in text:
         text = text.replace(NOWIKI_EDGE, "")
     pieces: list[str] = []
