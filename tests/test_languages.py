@@ -44,6 +44,16 @@ def test_link_trails_follow_the_language():
     assert zh.text[zh.anchors[0].start : zh.anchors[0].end] == "成都"
 
 
+def test_wikis_outside_the_paper_table_have_their_own_link_trails():
+    # Real hy/uk/mr dumps: "[[Հայաստան]]ի", "[[числівник]]ів", "[[पांडव]]ांमध्ये" were cut after the link
+    # (English's [a-z]+), splitting 2 of 3 answerable hy rows' answers from their endings.
+    for lang, wikitext, shown in [("hy", "[[Հայաստան]]ի մայրաքաղաքը", "Հայաստանի"), ("uk", "[[числівник]]ів.", "числівників"),
+                                  ("mr", "[[पांडव]]ांमध्ये", "पांडवांमध्ये"), ("br", "[[kazh]]c'hoù", "kazhc'hoù")]:
+        page = parse_wikitext(wikitext, lang)
+        assert page.text[page.anchors[0].start : page.anchors[0].end] == shown, lang
+    assert wiki_language("ms").linktrail == "[a-z]+"  # a chain that ends at English keeps English's
+
+
 @pytest.mark.parametrize(
     "lang, heading",
     [("de", "Weblinks"), ("de", "Einzelnachweise"), ("el", "Παραπομπές"), ("vi", "Tham khảo"), ("ja", "関連項目"),
