@@ -175,8 +175,30 @@ def _extract_markers(text: str, targets: list[str], is_disambiguation: bool, had
             end -= 1
         if start < end:
             anchors.append(Anchor(start, end, targets[index]))
-    names = dict.fromkeys(name for name in (plain[s:e].strip() for s, e in bold_spans) if name)
+    names = dict.fromkeys(name for name in (_bold_name(plain[s:e]) for s, e in bold_spans) if name)
     return ParsedPage(plain, tuple(anchors), tuple(names), is_disambiguation)
+
+
+_PAIRS = {"(": ")", "[": "]", "«": "»", "“": "”", "„": "“", "「": "」", "（": "）"}
+_CLOSERS = {closer: opener for opener, closer in _PAIRS.items()}
+_EDGE_PUNCTUATION = ",;:、，；："
+# A bold run of these alone names nothing; a symbol may be a name ("'''€'''", "'''&'''", "'''©'''").
+_SENTENCE_MARKS = frozenset(_EDGE_PUNCTUATION + "()[]{}«»“”„\"'.!?¿¡…-–—/。（）「」！？ ")
+
+
+def _bold_name(bold: str) -> str:
+    """The name a bold run holds, or "". Real leads bold punctuation (el "Η Γεωγραφία''',''' σύμφωνα",
+    bn "''''')'''''"), which masked every comma or bracket of the query, and end a bold name with a
+    bracket it does not open (hy "'''Հակոբ Մելիք-Հակոբյան)'''"), which masked the bracket with it."""
+    name = bold.strip()
+    while name:
+        if name[-1] in _EDGE_PUNCTUATION or (name[-1] in _CLOSERS and _CLOSERS[name[-1]] not in name[:-1]):
+            name = name[:-1].rstrip()
+        elif name[0] in _EDGE_PUNCTUATION or (name[0] in _PAIRS and _PAIRS[name[0]] not in name[1:]):
+            name = name[1:].lstrip()
+        else:
+            break
+    return "" if all(char in _SENTENCE_MARKS for char in name) else name
 
 
 def _scan_all_markers(text: str, pieces: list[str], spans: list, bold_spans: list) -> int:

@@ -288,6 +288,14 @@ def test_bold_names_come_from_the_lead_only():
     assert links(page) == [("capital", "Capital city")]
 
 
+def test_bold_punctuation_is_no_name_and_names_lose_unpaired_edges():
+    # Real leads: el "Η Γεωγραφία''',''' σύμφωνα" masked every comma of the query, bn "''''')'''''"
+    # every bracket; hy "'''Հակոբ Մելիք-Հակոբյան)'''" and "'''Բելիզ,'''" masked the mark with the name.
+    assert parse("'''Բելիզ,''' պետություն է, '''Հակոբ Մելիք-Հակոբյան)''' x.", "hy").bold_names == ("Բելիզ", "Հակոբ Մելիք-Հակոբյան")
+    assert parse("Η Γεωγραφία ''',''' σύμφωνα '''(''' x.", "el").bold_names == ()
+    assert parse("The euro ('''€''') and '''Mercury (planet)'''.").bold_names == ("€", "Mercury (planet)")
+
+
 def test_bold_run_closes_at_line_end():
     page = parse("'''Unclosed bold\nNext line")
     assert page.bold_names == ("Unclosed bold",)
