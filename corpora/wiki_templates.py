@@ -24,7 +24,9 @@ from corpora.template_arguments import Renderer, arg, const, first, last, second
 
 def split_arguments(body: str) -> tuple[str, list[str], dict[str, str]]:
     """"name|a|k=v|b" -> ("name", ["a", "b"], {"k": "v"}); pipes inside nested [[..]] or {{..}} do
-    not split. `body` is the text between the outer braces."""
+    not split. `body` is the text between the outer braces. A numbered argument is the positional
+    one it names, as in MediaWiki: "{{nowrap|1=(2 + 3) = 5}}" (real bn, el, mr: an "=" in the text
+    needs the number) is "{{nowrap|(2 + 3) = 5}}"."""
     parts, depth_links, depth_braces, start = [], 0, 0, 0
     i, n = 0, len(body)
     while i < n:
@@ -58,6 +60,10 @@ def split_arguments(body: str) -> tuple[str, list[str], dict[str, str]]:
             named[key.strip()] = value.strip()
         else:
             positional.append(part.strip())
+    for key in [key for key in named if key.isdigit() and 0 < int(key) <= 20]:
+        index = int(key) - 1
+        positional.extend([""] * (index + 1 - len(positional)))
+        positional[index] = named.pop(key)
     return name, positional, named
 
 
@@ -156,6 +162,11 @@ def _as_of(positional, named) -> str:
     return f"{lead} {words}" if words else lead
 
 
+def _quotation(positional, named) -> str:
+    """{{quote|text=…}}, {{cquote|quote=…}} or the first argument: the quotation, without its author."""
+    return named.get("text") or named.get("quote") or arg(positional, 0)
+
+
 def _chemical_formula(positional, named) -> str:
     """{{chem|H|2|O}} -> "H2O", {{chem|4|He}} -> "4He": the pieces joined (subscripts and
     superscripts become plain digits, as in the rest of the text)."""
@@ -249,7 +260,7 @@ _CONTENT_FIRST = (
     "visible anchor", "vanchor", "text", "plain", "tooltip", "abbrlink", "keypress", "mono", "code",
     "serif", "polytonisch", "polytonic", "unicode", "unicode2", "ipa-text", "linktext", "lang-rtl",
     "語中改行", "nowrap2", "inline-block", "resize", "font", "italic", "bold", "ruby", "ruby-ja", "transl-only",
-    "quote", "\"", "„", "«", "angbr", "angle bracket", "cquote", "quotation", "blockquote", "math", "mvar",
+    "\"", "„", "«", "angbr", "angle bracket", "math", "mvar",
     "smallsup", "iast", "key", "num",
     # maintenance tags that wrap the sentence they question: the sentence is the article's text
     "citation needed span", "cn span", "fact span", "clarify span", "when span", "dubious span",
@@ -278,6 +289,7 @@ RENDERERS: dict[str, Renderer] = {
     "flag": _flag_and_name, "flagcountry": _flag_and_name, "পতাকা": _flag_and_name, "langi": _lang,
     "रुपया": const("₹"), "zh": _chinese, "jis2004フォント": first,
     "fontsize": last, **{name: _ship(name.upper()) for name in ("uss", "hms", "hmas", "hmcs", "usns")},
+    **{name: _quotation for name in ("quote", "cquote", "quotation", "blockquote")},
     "chem": _chemical_formula, "chem2": first, "e": _times_ten_to,
     "ietf rfc": lambda positional, named: f"RFC {arg(positional, 0)}".strip(), "tex": const("TeX"),
     "latex": const("LaTeX"),

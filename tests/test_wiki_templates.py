@@ -69,6 +69,14 @@ def test_a_bold_name_inside_a_reading_template_is_the_leads_name():
     assert page.text == "医学（いがく）は、生体の構造を研究する学問である。" and page.bold_names == ("医学",)
 
 
+def test_a_numbered_argument_is_the_positional_one_and_quotations_take_text_or_quote():
+    # Real bn "উদাহরণস্বরূপ : {{nowrap|1=(2 + 3) + 4 = 2 + (3 + 4)}}।" read "উদাহরণস্বরূপ: ।", en "the famous
+    # {{math|1=''E'' = ''mc''<sup>2</sup>}} formula" lost it, bn "{{Cquote|quote=…}}" lost the quotation.
+    assert split_arguments("nowrap|1=(2 + 3) = 5") == ("nowrap", ["(2 + 3) = 5"], {})
+    assert text("উদাহরণস্বরূপ : {{nowrap|1=(2 + 3) + 4 = 2 + (3 + 4)}}।", "bn") == "উদাহরণস্বরূপ: (2 + 3) + 4 = 2 + (3 + 4)।"
+    assert render("Cquote|quote=কুশারীরা হলেন", str, "bn") == "কুশারীরা হলেন" and render("quote|text=Hi|author=X", str) == "Hi"
+
+
 def test_arguments_split_at_top_level_pipes_only():
     name, positional, named = split_arguments("lang|fr|[[Paris|la ville]] {{nowrap|a|b}}|text=x")
     assert name == "lang" and positional == ["fr", "[[Paris|la ville]] {{nowrap|a|b}}"] and named == {"text": "x"}
