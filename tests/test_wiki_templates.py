@@ -73,7 +73,7 @@ def test_a_numbered_argument_is_the_positional_one_and_quotations_take_text_or_q
     # Real bn "উদাহরণস্বরূপ : {{nowrap|1=(2 + 3) + 4 = 2 + (3 + 4)}}।" read "উদাহরণস্বরূপ: ।", en "the famous
     # {{math|1=''E'' = ''mc''<sup>2</sup>}} formula" lost it, bn "{{Cquote|quote=…}}" lost the quotation.
     assert split_arguments("nowrap|1=(2 + 3) = 5") == ("nowrap", ["(2 + 3) = 5"], {})
-    assert text("উদাহরণস্বরূপ : {{nowrap|1=(2 + 3) + 4 = 2 + (3 + 4)}}।", "bn") == "উদাহরণস্বরূপ: (2 + 3) + 4 = 2 + (3 + 4)।"
+    assert text("উদাহরণস্বরূপ : {{nowrap|1=(2 + 3) + 4 = 2 + (3 + 4)}}।", "bn") == "উদাহরণস্বরূপ : (2 + 3) + 4 = 2 + (3 + 4)।"
     assert render("Cquote|quote=কুশারীরা হলেন", str, "bn") == "কুশারীরা হলেন" and render("quote|text=Hi|author=X", str) == "Hi"
 
 
