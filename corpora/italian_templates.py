@@ -8,24 +8,24 @@ from corpora.template_arguments import const, first, second
 
 
 def render_measure(positional, named) -> str:
-    """{{M|61.000||km/h}} -> "61.000 km/h", {{M|1|c|m}} -> "1 cm", {{m|1,12|e=-3|-|Pa}} -> "1,12×10-3 Pa":
+    """{{M|61.000||km/h}} -> "61.000 km/h", {{M|1|c|m}} -> "1 cm", {{m|1,12|e=-3|-|Pa}} -> "1,12×10^-3 Pa":
     value, a power of ten (e=), then an SI prefix ("-" or empty for none) glued to the unit, as
     Template:M shows them (itwiki's excerpt: "un diametro di , un anno luce" without it)."""
     if not positional:
         return ""
     value = positional[0]
     if named.get("e"):
-        value += "×10" + named["e"]
+        value += "×10^" + named["e"]
     prefix = positional[1] if len(positional) > 1 and positional[1] != "-" else ""
-    unit = positional[2] if len(positional) > 2 else ""
+    unit = positional[2] if len(positional) > 2 and positional[2] != "-" else ""
     return f"{value} {prefix}{unit}" if unit else value
 
 
 def _number_times_power_of_ten(positional, named) -> str:
-    """{{Exp|1,9|19}} -> "1,9×1019" (half-lives, molar volumes)."""
+    """{{Exp|1,9|19}} -> "1,9×10^19" (half-lives, molar volumes; the caret stands for the superscript)."""
     if len(positional) < 2:
         return positional[0] if positional else ""
-    return f"{positional[0]}×10{positional[1]}"
+    return f"{positional[0]}×10^{positional[1]}"
 
 
 RENDERERS = {

@@ -174,9 +174,10 @@ def _chemical_formula(positional, named) -> str:
 
 
 def _times_ten_to(positional, named) -> str:
-    """{{e|24}} after a number: "4,868 5{{e|24}} kg" -> "4,868 5×1024 kg" (vi, mr, en)."""
+    """{{e|24}} after a number: "4,868 5{{e|24}} kg" -> "4,868 5×10^24 kg" (vi, mr, en). The caret stands
+    for the superscript: "×1024" would read as a different number."""
     exponent = arg(positional, 0)
-    return "×10" + exponent if exponent else ""
+    return "×10^" + exponent if exponent else ""
 
 
 def _flag_and_name(positional, named) -> str:

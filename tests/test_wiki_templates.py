@@ -108,7 +108,7 @@ def test_french_templates_carry_the_words_of_the_sentence_on_fr_only():
     assert render("s|XIX", str, "uk") == "XIX" and render("es", str, "bn") is None
     assert render("De|Religionswissenschaft", str, "ja") == "Religionswissenschaft"
     assert not render("e|3", str, "fr")  # a bare suffix with an argument is another template
-    assert render("e", str, "fr") == "e" and render("e|24", str, "vi") == "×1024"
+    assert render("e", str, "fr") == "e" and render("e|24", str, "vi") == "×10^24"
 
 
 def test_a_date_with_its_month_as_a_word_is_shown_as_written():
@@ -144,7 +144,8 @@ def test_templates_that_wrote_words_of_real_sentences_in_other_languages():
     assert text("հայտնի էր {{Նիհոնգո|[[Էդո]]|江戸}} անվանմամբ", "hy") == "հայտնի էր Էդո (江戸) անվանմամբ"
     assert text("tra i 400 e i 2100 {{m s.l.m.}}, trovando", "it") == "tra i 400 e i 2100 m s.l.m., trovando"
     assert render("M|61.000||km/h", str, "it") == "61.000 km/h" and render("M|1|c|m", str, "it") == "1 cm"
-    assert render("m|1,12|e=-3|-|Pa", str, "it") == "1,12×10-3 Pa" and render("m|1|c|m", str, "en") is None
+    assert render("m|1,12|e=-3|-|Pa", str, "it") == "1,12×10^-3 Pa" and render("m|1|c|m", str, "en") is None
+    assert render("M|3986005|e=8|-|-", str, "it") == "3986005×10^8"  # "-": no prefix, no unit
     assert render("maiuscoletto|sì", str, "it") == "sì"
     assert text("nguyên tử {{chem|4|He}} có", "vi") == "nguyên tử 4He có"
     assert text("trong {{IETF RFC|1122}} và {{IETF RFC|1123}}.", "vi") == "trong RFC 1122 và RFC 1123."
@@ -161,7 +162,7 @@ def test_templates_that_wrote_words_of_real_sentences_in_other_languages():
     # it "la {{chiarire|recente}} nascita", "{{Exp|1,9|19}} anni"; uk "депортовано {{num|440000}} євреїв",
     # "клавішу {{key|Alt}}"; bn "({{IAST|purāṇa}})", "২৩{{smallsup|ঘণ্টা}}"; vi "Mao Trạch Đông từng nói: {{cquote|…}}"
     assert text("e la {{chiarire|recente}} nascita", "it") == "e la recente nascita"
-    assert render("Exp|1,9|19", str, "it") == "1,9×1019" and render("colore|navy|Business", str, "it") == "Business"
+    assert render("Exp|1,9|19", str, "it") == "1,9×10^19" and render("colore|navy|Business", str, "it") == "Business"
     assert text("депортовано {{num|440000}} євреїв, клавішу {{key|Alt}}", "uk") == "депортовано 440000 євреїв, клавішу Alt"
     assert render("s|390 197", str, "uk") == "390 197" and render("IAST|purāṇa", str, "bn") == "purāṇa"
     assert text("লিন্ডম্যান প্রমাণ করেন, {{পাই}} একটি", "bn") == "লিন্ডম্যান প্রমাণ করেন, π একটি"  # bn "pi"
@@ -175,7 +176,7 @@ def test_templates_that_wrote_words_of_real_sentences_in_other_languages():
     assert render("citation|diviser", str, "en") is None and text("45{{esd}}km", "es") == "45 km"
     assert render("k-de|Bezirk", str, "fi") == "Bezirk" and render("لغة-أل|Berlin", str, "ar") == "(Berlin)"
     assert render("iw|Институт имени Отто Гана|||Max Planck", str, "ru") == "Институт имени Отто Гана"
-    assert text("7,6{{e|–22}} giây", "vi") == "7,6×10–22 giây" and render("CAD|84.390", str) == "CA$84.390"
+    assert text("7,6{{e|–22}} giây", "vi") == "7,6×10^–22 giây" and render("CAD|84.390", str) == "CA$84.390"
 
 
 def test_mediawikis_own_functions_show_their_argument():
