@@ -13,6 +13,17 @@ def _untranslated_link(positional, named) -> str:
     return arg(positional, 1) or arg(positional, 0)
 
 
+def _day_month_year(positional, named) -> str:
+    """uk {{ДН|27|8|1856}} / {{ДС|21|3|1908|8}} (birth, death; a Julian-calendar offset may follow):
+    the date as ISO numbers, as {{birth date}} is shown ("1856-08-27"); {{ДС|||2003}} is "2003"."""
+    day, month, year = (arg(positional, k).strip() for k in range(3))
+    if not year.isdigit():
+        return ""
+    if not month.isdigit():
+        return year
+    return f"{year}-{int(month):02d}" + (f"-{int(day):02d}" if day.isdigit() else "")
+
+
 def _bracketed_first(positional, named) -> str:
     return f"({positional[0]})" if positional and positional[0] else ""
 
@@ -28,6 +39,8 @@ RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {
     "uk": {
         **{name: _untranslated_link for name in ("не перекладено", "нп", "iw", "нп3", "нп5")},
         "s": first,  # "зареєстровано {{s|390 197}} імен": a number kept on one line
+        # "'''Іва́н Франко́''' ({{ДН|27|8|1856}}, [[Нагуєвичі]] … — {{ДС|28|5|1916}}, [[Львів]])": 10 uk leads
+        "дн": _day_month_year, "дс": _day_month_year,
     },
     # fi "12 hallintoalueeseen ({{k-de|Bezirk}})": the foreign word, as {{lang-de}} shows it here
     "fi": {f"k-{code}": first for code in WIKIPEDIA_LANGUAGES},
