@@ -24,11 +24,26 @@ def _day_month_year(positional, named) -> str:
     return f"{year}-{int(month):02d}" + (f"-{int(day):02d}" if day.isdigit() else "")
 
 
+def _flag_and_name(positional, named) -> str:
+    """{{flag|Azores}}, {{flag|Georgia (U.S. state)|name=Georgia}}: the flag's icon and the name; the name.
+    A country code ({{flag|USA}}, {{flag|UN}}) shows a name the call does not hold: dropped."""
+    name = named.get("name") or arg(positional, 0)
+    return "" if 2 <= len(name) <= 3 and name.isupper() and name.isascii() else name
+
+
 def _bracketed_first(positional, named) -> str:
     return f"({positional[0]})" if positional and positional[0] else ""
 
 
+# {{flag}} shows the flag and the country's name on en and vi ("# {{flag|Phần Lan}} (153,620)"); elsewhere
+# it is written as an icon beside a name the author also writes (hy "{{flag|Christmas Island}} [[Սուրբ
+# ծննդյան կղզի]]ն"), and mrwiki's {{flagcountry|Australia}} shows the name in Marathi, not "Australia".
+_FLAGS = {"flag": _flag_and_name, "flagcountry": _flag_and_name}
+
 RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {
+    "en": _FLAGS,
+    "vi": _FLAGS,
+    "bn": {"পতাকা": _flag_and_name},  # bn's own: "{{পতাকা|বাহরাইন}} ৬.২৫%"
     "fr": french_templates.RENDERERS,
     "it": italian_templates.RENDERERS,
     # "no {{séc|XIII}}" shows "no século XIII"; "{{fmtn|90000}} habitantes", the number

@@ -180,13 +180,6 @@ def _times_ten_to(positional, named) -> str:
     return "×10^" + exponent if exponent else ""
 
 
-def _flag_and_name(positional, named) -> str:
-    """{{flag|Azores}}, {{flag|Georgia (U.S. state)|name=Georgia}}: the flag's icon and the name; the name.
-    A country code ({{flag|USA}}, {{flag|UN}}) shows a name the call does not hold: dropped."""
-    name = named.get("name") or arg(positional, 0)
-    return "" if 2 <= len(name) <= 3 and name.isupper() and name.isascii() else name
-
-
 def _chinese(positional, named) -> str:
     """vi/en {{zh|c=西南中沙群岛办事处|v=Tây Nam …}}: the Chinese characters (traditional, simplified or
     either), as {{lang}} shows its text; the transcriptions are left out."""
@@ -287,7 +280,7 @@ RENDERERS: dict[str, Renderer] = {
     "convert": _convert, "cvt": _convert, "convert2": _convert, "chuyển đổi": _convert, "μετατροπή": _convert,
     "রূপান্তর": _convert, "μονάδα": _convert,  # bn "convert" (319 calls in the bn dump), el "unit"
     "unité": french_templates.with_units,  # French pages copied to other wikis (ja "Paris")
-    "flag": _flag_and_name, "flagcountry": _flag_and_name, "পতাকা": _flag_and_name, "langi": _lang,
+    "langi": _lang,
     "रुपया": const("₹"), "zh": _chinese, "jis2004フォント": first,
     "fontsize": last, **{name: _ship(name.upper()) for name in ("uss", "hms", "hmas", "hmcs", "usns")},
     **{name: _quotation for name in ("quote", "cquote", "quotation", "blockquote")},
