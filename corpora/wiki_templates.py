@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
 
 from corpora import french_templates
 from corpora.local_templates import ORDINAL_WIKIS, RENDERERS_OF_WIKI
@@ -96,7 +97,9 @@ _NUMBER_RE = re.compile(r"^[-+−]?[0-9][0-9.,]*(?:e[0-9]+)?$|^[-+−]?\.[0-9]+$
 
 def _convert(positional, named) -> str:
     """{{convert|5|km|mi}} -> "5 km"; {{convert|5|to|10|km}} -> "5 to 10 km" (the first unit as
-    written; the converted value is left out, it needs the unit tables)."""
+    written; the converted value is left out, it needs the unit tables). A unit code that is not a
+    unit's name is spelt as {{convert}} shows it: "C" -> "°C", and a power-of-ten prefix scales the
+    number ({{convert|150|e6km}} -> "150000000 km"; real bn text read "150 e6km", "4 e9mi")."""
     if not positional:
         return ""
     value = positional[0]
@@ -106,7 +109,25 @@ def _convert(positional, named) -> str:
         pieces += [rest[0] if rest[0] not in ("-",) else "–", rest[1]]
         rest = rest[2:]
     unit = rest[0] if rest else ""
+    power = _POWER_PREFIX_RE.match(unit)
+    if power:
+        unit = unit[power.end() :]
+        pieces = [_scaled(piece, int(power.group(1))) if k % 2 == 0 else piece for k, piece in enumerate(pieces)]
+    unit = _UNIT_CODES.get(unit, unit)
     return " ".join(pieces + ([unit] if unit and not _NUMBER_RE.match(unit) else []))
+
+
+_POWER_PREFIX_RE = re.compile(r"e(3|6|9|12|15)(?=[^\W\d])")
+_UNIT_CODES = {"C": "°C", "F": "°F", "C-change": "°C", "F-change": "°F", "K-change": "K"}
+
+
+def _scaled(number: str, power: int) -> str:
+    """"1.35" scaled by 10**6 -> "1350000"; a number written otherwise gets "×10^6"."""
+    try:
+        scaled = Decimal(number.replace(",", "").replace("−", "-")) * (Decimal(10) ** power)
+    except InvalidOperation:
+        return f"{number}×10^{power}"
+    return format(scaled.normalize(), "f")
 
 
 def _val(positional, named) -> str:

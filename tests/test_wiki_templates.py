@@ -16,6 +16,8 @@ def text(wikitext: str, lang: str = "en") -> str:
         ("Rome{{snd}}the city.", "Rome – the city."),
         ("An area of {{convert|105|km2|sqmi}}, the city is old.", "An area of 105 km2, the city is old."),
         ("From {{convert|5|to|10|km|mi}} long.", "From 5 to 10 km long."),
+        # unit codes as {{convert}} spells them: real bn "150 e6km", "−89.2 C"
+        ("Far: {{convert|150|e6km|e6mi}}, cold: {{cvt|−89.2|C}}.", "Far: 150000000 km, cold: −89.2 °C."),
         ("Apollo ({{lang|grc|Ἀπόλλων}}, Apollōn) is a god.", "Apollo (Ἀπόλλων, Apollōn) is a god."),
         ("Algeria ({{lang-ar|الجزائر}}) is big.", "Algeria (الجزائر) is big."),
         ("It is {{nowrap|5 km}} long.", "It is 5 km long."),
