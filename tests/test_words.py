@@ -357,3 +357,12 @@ def test_spacy_tokenizers_load_without_torch():
 
 if __name__ == "__main__":
     _benchmark()
+
+
+def test_a_bracket_glued_to_an_armenian_or_indic_word_is_split():
+    # Real leads: hy "Բուլղարիա(բուլղարերեն", mr "यशवंत देव(१ नोव्हेंबर", bn "চেক প্রজাতন্ত্র,(সংক্ষিপ্ত" kept the
+    # name and the bracket one word, and the query showed the name unmasked. Latin notation stays whole.
+    assert get_tokenizer("hy").tokenize("Բուլղարիա(բուլղարերեն)")[:3] == ["Բուլղարիա", "(", "բուլղարերեն"]
+    assert get_tokenizer("mr").tokenize("यशवंत देव(१ नोव्हेंबर")[:3] == ["यशवंत", "देव", "("]
+    assert get_tokenizer("bn").tokenize("চেক প্রজাতন্ত্র,(সংক্ষিপ্ত")[:5] == ["চেক", "প্রজাতন্ত্র", ",", "(", "সংক্ষিপ্ত"]
+    assert get_tokenizer("en").tokenize("type(s) UTC(NPL)") == ["type(s", ")", "UTC(NPL", ")"]
