@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
 
 from corpora import french_templates
 from corpora.local_templates import ORDINAL_WIKIS, RENDERERS_OF_WIKI
+from corpora.number_templates import convert, currency, frac, times_ten_to, val
 from corpora.template_arguments import Renderer, arg, const, first, last, second
 
 
@@ -91,59 +91,6 @@ def _langx(positional, named) -> str:
     return named.get("text") or arg(positional, 1)
 
 
-_RANGE_WORDS = frozenset({"to", "-", "–", "and", "or", "by", "x", "×", "+", "&", "and(-)", "to(-)", "-to-", "~"})
-_NUMBER_RE = re.compile(r"^[-+−]?[0-9][0-9.,]*(?:e[0-9]+)?$|^[-+−]?\.[0-9]+$")
-
-
-def _convert(positional, named) -> str:
-    """{{convert|5|km|mi}} -> "5 km"; {{convert|5|to|10|km}} -> "5 to 10 km" (the first unit as
-    written; the converted value is left out, it needs the unit tables). A unit code that is not a
-    unit's name is spelt as {{convert}} shows it: "C" -> "°C", and a power-of-ten prefix scales the
-    number ({{convert|150|e6km}} -> "150000000 km"; real bn text read "150 e6km", "4 e9mi")."""
-    if not positional:
-        return ""
-    value = positional[0]
-    rest = positional[1:]
-    pieces = [value]
-    while len(rest) >= 2 and rest[0].lower() in _RANGE_WORDS and _NUMBER_RE.match(rest[1].replace(",", "")):
-        pieces += [rest[0] if rest[0] not in ("-",) else "–", rest[1]]
-        rest = rest[2:]
-    unit = rest[0] if rest else ""
-    power = _POWER_PREFIX_RE.match(unit)
-    if power:
-        unit = unit[power.end() :]
-        pieces = [_scaled(piece, int(power.group(1))) if k % 2 == 0 else piece for k, piece in enumerate(pieces)]
-    unit = _UNIT_CODES.get(unit, unit)
-    return " ".join(pieces + ([unit] if unit and not _NUMBER_RE.match(unit) else []))
-
-
-_POWER_PREFIX_RE = re.compile(r"e(3|6|9|12|15)(?=[^\W\d])")
-_UNIT_CODES = {"C": "°C", "F": "°F", "C-change": "°C", "F-change": "°F", "K-change": "K"}
-
-
-def _scaled(number: str, power: int) -> str:
-    """"1.35" scaled by 10**6 -> "1350000"; a number written otherwise gets "×10^6"."""
-    try:
-        scaled = Decimal(number.replace(",", "").replace("−", "-")) * (Decimal(10) ** power)
-    except InvalidOperation:
-        return f"{number}×10^{power}"
-    return format(scaled.normalize(), "f")
-
-
-def _val(positional, named) -> str:
-    unit = named.get("u") or named.get("ul") or ""
-    number = arg(positional, 0)
-    return f"{number} {unit}".strip()
-
-
-def _frac(positional, named) -> str:
-    if len(positional) >= 3:
-        return f"{positional[0]} {positional[1]}/{positional[2]}"
-    if len(positional) == 2:
-        return f"{positional[0]}/{positional[1]}"
-    return f"1/{positional[0]}" if positional else ""
-
-
 def _date(positional, named) -> str:
     """{{start date|1990|5|3}} -> "1990-05-03": an ISO date, the one form that needs no locale. A date
     written with its month as a word ({{date|11|novembre|1866}} on fr.wikipedia, {{date-|19 janvier}})
@@ -194,13 +141,6 @@ def _chemical_formula(positional, named) -> str:
     return "".join(positional)
 
 
-def _times_ten_to(positional, named) -> str:
-    """{{e|24}} after a number: "4,868 5{{e|24}} kg" -> "4,868 5×10^24 kg" (vi, mr, en). The caret stands
-    for the superscript: "×1024" would read as a different number."""
-    exponent = arg(positional, 0)
-    return "×10^" + exponent if exponent else ""
-
-
 def _chinese(positional, named) -> str:
     """vi/en {{zh|c=西南中沙群岛办事处|v=Tây Nam …}}: the Chinese characters (traditional, simplified or
     either), as {{lang}} shows its text; the transcriptions are left out."""
@@ -213,10 +153,6 @@ def _ship(prefix: str) -> Renderer:
         name, hull = arg(positional, 0), arg(positional, 1)
         return f"{prefix} {name}" + (f" ({hull})" if hull else "") if name else ""
     return render_ship
-
-
-def _currency(symbol: str) -> Renderer:
-    return lambda positional, named: symbol + arg(positional, 0)
 
 
 def _nihongo(positional, named) -> str:
@@ -256,6 +192,30 @@ def _sort(positional, named) -> str:
 
 def _abbr(positional, named) -> str:
     return arg(positional, 0)
+
+
+# What {{audio|file|text}} shows when the text is only an invitation to listen (seen in the real dumps),
+# not a name: those go, as IPA and file names do.
+_LISTEN_WORDS = frozenset({
+    "listen", "pronunciation", "play", "help", "nghe", "শুনুন", "উচ্চারণ", "উচ্চারণ শুনুন", "արտասանություն",
+    "լսել", "उच्चार", "उच्चारण", "उच्चारण ऐका", "発音", "聞く", "ascolta", "écouter", "anhören", "escuchar",
+    "ouvir", "слушать", "послухати", "произношение", "вимова", "слухати", "άκου", "ακούστε", "προφορά",
+})
+_HTML_TAG_RE = re.compile(r"<[^<>]*>")
+
+
+def _audio_text(positional, named) -> str:
+    """{{audio|Tr-Türkiye.ogg|''Türkiye Cumhuriyeti''}}: the text it links, when that is a name or a
+    phrase (hy, bn and el leads lost "Türkiye Cumhuriyeti", "Estados Unidos Mexicanos", "Saluton");
+    not "listen" and its kin, an IPA transcription or a file name."""
+    shown = _HTML_TAG_RE.sub("", arg(positional, 1)).strip()
+    if shown.endswith(")") and "(" in shown and shown[shown.rfind("(") + 1 : -1].strip().casefold() in _LISTEN_WORDS:
+        shown = shown[: shown.rfind("(")].rstrip()  # "Estados Unidos Mexicanos (উচ্চারণ)"
+    bare = shown.strip("'").strip()
+    if (not bare or bare.casefold() in _LISTEN_WORDS or bare[0] in "/[" or "." in bare[-5:]
+            and bare.rsplit(".", 1)[-1].lower() in ("ogg", "oga", "wav", "mp3", "flac", "opus", "webm")):
+        return ""
+    return shown
 
 
 _DASHES = {
@@ -298,21 +258,21 @@ RENDERERS: dict[str, Renderer] = {
     "lang": _lang, "language": _lang, "langue": _lang, "lang-en-short": _lang_x, "langx": _langx,
     "transl": last, "transliteration": last, "translit": last, "rtl-lang": _lang, "ltr-lang": _lang,
     "langwithname": last, "lang2": _lang, "en langue": _lang,
-    "convert": _convert, "cvt": _convert, "convert2": _convert, "chuyển đổi": _convert, "μετατροπή": _convert,
-    "রূপান্তর": _convert, "μονάδα": _convert,  # bn "convert" (319 calls in the bn dump), el "unit"
+    "convert": convert, "cvt": convert, "convert2": convert, "chuyển đổi": convert, "μετατροπή": convert,
+    "রূপান্তর": convert, "μονάδα": convert,  # bn "convert" (319 calls in the bn dump), el "unit"
     "unité": french_templates.with_units,  # French pages copied to other wikis (ja "Paris")
     "langi": _lang,
     "रुपया": const("₹"), "zh": _chinese, "jis2004フォント": first,
     "fontsize": last, **{name: _ship(name.upper()) for name in ("uss", "hms", "hmas", "hmcs", "usns")},
     **{name: _quotation for name in ("quote", "cquote", "quotation", "blockquote")},
-    "chem": _chemical_formula, "chem2": first, "e": _times_ten_to,
+    "chem": _chemical_formula, "chem2": first, "e": times_ten_to,
     "ietf rfc": lambda positional, named: f"RFC {arg(positional, 0)}".strip(), "tex": const("TeX"),
     "latex": const("LaTeX"),
-    "val": _val, "frac": _frac, "fraction": _frac, "sfrac": _frac,
+    "val": val, "frac": frac, "fraction": frac, "sfrac": frac,
     "circa": _circa, "c.": _circa, "ca.": _circa, "khoảng": _circa,
     "as of": _as_of,
-    "us$": _currency("US$"), "usd": _currency("US$"), "€": _currency("€"), "eur": _currency("€"),
-    "cad": _currency("CA$"), "£": _currency("£"), "gbp": _currency("£"), "¥": _currency("¥"), "jpy": _currency("¥"),
+    "us$": currency("US$"), "usd": currency("US$"), "€": currency("€"), "eur": currency("€"),
+    "cad": currency("CA$"), "£": currency("£"), "gbp": currency("£"), "¥": currency("¥"), "jpy": currency("¥"),
     "nihongo": _nihongo, "նիհոնգո": _nihongo, "nihongo2": first, "nihongo3": _nihongo, "nihongo foot": _nihongo,
     "読み仮名": _yomigana, "読み仮名 ruby不使用": _yomigana, "読み仮名 ruby使用": _yomigana,
     "ill": _interlanguage_link, "interlanguage link": _interlanguage_link, "interlanguage link multi": _interlanguage_link,
@@ -321,6 +281,7 @@ RENDERERS: dict[str, Renderer] = {
     "interlang": lambda positional, named: arg(positional, 2) or arg(positional, 1),  # ja {{Interlang|en|Title}}
     "tsl": _tsl, "link-en": _link_foreign, "link-ja": _link_foreign, "link-de": _link_foreign, "link-fr": _link_foreign,
     "sort": _sort, "sortkey": _sort, "sortname": lambda p, n: " ".join(x for x in p[:2] if x), "abbr": _abbr,
+    "audio": _audio_text, "অডিও": _audio_text, "audio-nohelp": _audio_text,
     "script": second, "color": second, "colour": second, "font color": last, "lang-ar": _lang_x,
 }
 

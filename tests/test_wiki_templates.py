@@ -79,6 +79,16 @@ def test_a_numbered_argument_is_the_positional_one_and_quotations_take_text_or_q
     assert render("Cquote|quote=কুশারীরা হলেন", str, "bn") == "কুশারীরা হলেন" and render("quote|text=Hi|author=X", str) == "Hi"
 
 
+def test_audio_shows_the_name_it_links_not_an_invitation_to_listen():
+    # Real hy "Թուրքիա ({{Audio|Tr-Türkiye.ogg|''Türkiye Cumhuriyeti''}})" read "( թուրք․ ՝ )"; bn, ru
+    # and vi calls link "শুনুন", "произношение", "listen" or an IPA transcription, which go.
+    assert text("Թուրքիա (թուրք․՝ {{Audio|Tr-Türkiye.ogg|''Türkiye Cumhuriyeti''}})", "hy") == "Թուրքիա (թուրք․՝ Türkiye Cumhuriyeti)"
+    for call in ("অডিও|Bn.oga|<small>শুনুন</small>|help=no", "audio|x.ogg|произношение", "audio|x.ogg|/lɔːs ˈændʒələs/",
+                 "audio|x.ogg"):
+        assert not render(call, str), call
+    assert render("audio|x.ogg|Estados Unidos Mexicanos (উচ্চারণ)", str, "bn") == "Estados Unidos Mexicanos"
+
+
 def test_arguments_split_at_top_level_pipes_only():
     name, positional, named = split_arguments("lang|fr|[[Paris|la ville]] {{nowrap|a|b}}|text=x")
     assert name == "lang" and positional == ["fr", "[[Paris|la ville]] {{nowrap|a|b}}"] and named == {"text": "x"}

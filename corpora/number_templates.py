@@ -1,0 +1,73 @@
+"""Templates that write numbers and units: {{convert}} (and its local names), {{val}}, {{frac}},
+{{e}}, currencies. Numbers are shown as written in the call; corpora/wiki_templates.py maps the
+template names to these."""
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+from corpora.template_arguments import Renderer, arg
+
+
+_RANGE_WORDS = frozenset({"to", "-", "–", "and", "or", "by", "x", "×", "+", "&", "and(-)", "to(-)", "-to-", "~"})
+_NUMBER_RE = re.compile(r"^[-+−]?[0-9][0-9.,]*(?:e[0-9]+)?$|^[-+−]?\.[0-9]+$")
+
+
+def convert(positional, named) -> str:
+    """{{convert|5|km|mi}} -> "5 km"; {{convert|5|to|10|km}} -> "5 to 10 km" (the first unit as
+    written; the converted value is left out, it needs the unit tables). A unit code that is not a
+    unit's name is spelt as {{convert}} shows it: "C" -> "°C", and a power-of-ten prefix scales the
+    number ({{convert|150|e6km}} -> "150000000 km"; real bn text read "150 e6km", "4 e9mi")."""
+    if not positional:
+        return ""
+    value = positional[0]
+    rest = positional[1:]
+    pieces = [value]
+    while len(rest) >= 2 and rest[0].lower() in _RANGE_WORDS and _NUMBER_RE.match(rest[1].replace(",", "")):
+        pieces += [rest[0] if rest[0] not in ("-",) else "–", rest[1]]
+        rest = rest[2:]
+    unit = rest[0] if rest else ""
+    power = _POWER_PREFIX_RE.match(unit)
+    if power:
+        unit = unit[power.end() :]
+        pieces = [_scaled(piece, int(power.group(1))) if k % 2 == 0 else piece for k, piece in enumerate(pieces)]
+    unit = _UNIT_CODES.get(unit, unit)
+    return " ".join(pieces + ([unit] if unit and not _NUMBER_RE.match(unit) else []))
+
+
+_POWER_PREFIX_RE = re.compile(r"e(3|6|9|12|15)(?=[^\W\d])")
+_UNIT_CODES = {"C": "°C", "F": "°F", "C-change": "°C", "F-change": "°F", "K-change": "K"}
+
+
+def _scaled(number: str, power: int) -> str:
+    """"1.35" scaled by 10**6 -> "1350000"; a number written otherwise gets "×10^6"."""
+    try:
+        scaled = Decimal(number.replace(",", "").replace("−", "-")) * (Decimal(10) ** power)
+    except InvalidOperation:
+        return f"{number}×10^{power}"
+    return format(scaled.normalize(), "f")
+
+
+def val(positional, named) -> str:
+    unit = named.get("u") or named.get("ul") or ""
+    number = arg(positional, 0)
+    return f"{number} {unit}".strip()
+
+
+def frac(positional, named) -> str:
+    if len(positional) >= 3:
+        return f"{positional[0]} {positional[1]}/{positional[2]}"
+    if len(positional) == 2:
+        return f"{positional[0]}/{positional[1]}"
+    return f"1/{positional[0]}" if positional else ""
+
+
+def times_ten_to(positional, named) -> str:
+    """{{e|24}} after a number: "4,868 5{{e|24}} kg" -> "4,868 5×10^24 kg" (vi, mr, en). The caret stands
+    for the superscript: "×1024" would read as a different number."""
+    exponent = arg(positional, 0)
+    return "×10^" + exponent if exponent else ""
+
+
+def currency(symbol: str) -> Renderer:
+    return lambda positional, named: symbol + arg(positional, 0)
