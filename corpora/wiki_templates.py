@@ -102,7 +102,8 @@ def _date(positional, named) -> str:
     if not numbers:
         return ""
     year, *rest = numbers
-    return "-".join([year] + [f"{int(x):02d}" for x in rest])
+    # Digits of another script stay as written: bn "{{জন্ম তারিখ|১৯২০|৩|১৭}}" -> "১৯২০-৩-১৭", not "১৯২০-03-17".
+    return "-".join([year] + [f"{int(x):02d}" if x.isascii() else x for x in rest])
 
 
 def _age_dates(positional, named) -> str:
@@ -248,6 +249,7 @@ _DATE_TEMPLATES = (
     "start date and age", "end date and age", "dob", "dod", "ngày sinh", "ngày mất", "ngày sinh và tuổi",
     "ngày mất và tuổi", "生年月日と年齢", "没年齢",
     "date-", "date de naissance", "date de décès", "date de naissance-", "date de décès-", "дата",
+    "জন্ম তারিখ", "জন্ম তারিখ ও বয়স", "মৃত্যু তারিখ", "মৃত্যু তারিখ ও বয়স",  # bn birth and death dates
 )
 
 RENDERERS: dict[str, Renderer] = {

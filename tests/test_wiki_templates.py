@@ -127,6 +127,9 @@ def test_a_date_with_its_month_as_a_word_is_shown_as_written():
     # Read as numbers, {{date|11|novembre|1866}} gave "11-1866"; an ISO date stays ISO.
     assert render("date|11|novembre|1866", str) == "11 novembre 1866"
     assert render("start date|1990|5|3", str) == "1990-05-03"
+    # bn's own names (real "( {{জন্ম তারিখ|…}} – {{death date|1912|7|17}} )" read "( – 1912-07-17 )"); its digits as written
+    assert render("জন্ম তারিখ|df=yes|১৯২০|৩|১৭", str, "bn") == "১৯২০-৩-১৭"
+    assert render("মৃত্যু তারিখ ও বয়স|1957|2|8|1903|12|28", str, "bn") == "1957-02-08"
 
 
 def test_portuguese_and_russian_templates_seen_in_real_sentences():
