@@ -9,8 +9,10 @@ from corpora.template_arguments import Renderer, arg, first
 
 def _untranslated_link(positional, named) -> str:
     """ru {{нп5|Баварский квартал|Баварский квартал|de|Bayerisches Viertel}}: a link to an article the
-    wiki lacks yet; it shows its second argument, else its first."""
-    return arg(positional, 1) or arg(positional, 0)
+    wiki lacks yet; it shows its second argument, else its first. uk also names them: "текст=" (the
+    text), "треба=" (the title wanted: "{{не перекладено|є=Chinese contemporary classical opera|мова=en|
+    треба=сучасна китайська опера}}")."""
+    return arg(positional, 1) or arg(positional, 0) or named.get("текст") or named.get("треба") or ""
 
 
 def _day_month_year(positional, named) -> str:

@@ -156,6 +156,8 @@ def test_templates_that_wrote_words_of_real_sentences_in_other_languages():
     assert text("навчався в {{не перекладено|Благородний пансіон|Благородному пансіоні|ru|Пансион}} при", "uk") \
         == "навчався в Благородному пансіоні при"
     assert render("iw|Sybase SQL Server", str, "uk") == "Sybase SQL Server" and render("iw|x", str, "en") is None
+    assert render("не перекладено|є=Chinese contemporary classical opera|мова=en|треба=сучасна китайська опера", str, "uk") \
+        == "сучасна китайська опера"  # the one of the uk dump's 65 calls written with names only
     # uk leads "'''Іва́н Франко́''' ({{ДН|27|8|1856}}, [[Нагуєвичі]] — {{ДС|28|5|1916}}, [[Львів]])" read "(Нагуєвичі —, Львів)"
     assert text("({{ДН|27|8|1856}}, [[Нагуєвичі]] — {{ДС|28|5|1916|13}}, [[Львів]])", "uk") == "(1856-08-27, Нагуєвичі — 1916-05-28, Львів)"
     assert render("ДС|||2003", str, "uk") == "2003" and render("ДН|27|8|1856", str, "ru") is None
