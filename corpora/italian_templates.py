@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from corpora.french_templates import with_units
 from corpora.italian_bio import render_bio
+from corpora.number_templates import power_of_ten
 from corpora.template_arguments import const, first, second
 
 
@@ -15,17 +16,17 @@ def render_measure(positional, named) -> str:
         return ""
     value = positional[0]
     if named.get("e"):
-        value += "×10^" + named["e"]
+        value += power_of_ten(named["e"])
     prefix = positional[1] if len(positional) > 1 and positional[1] != "-" else ""
     unit = positional[2] if len(positional) > 2 and positional[2] != "-" else ""
     return f"{value} {prefix}{unit}" if unit else value
 
 
 def _number_times_power_of_ten(positional, named) -> str:
-    """{{Exp|1,9|19}} -> "1,9×10^19" (half-lives, molar volumes; the caret stands for the superscript)."""
+    """{{Exp|1,9|19}} -> "1,9×10^19" (half-lives, molar volumes)."""
     if len(positional) < 2:
         return positional[0] if positional else ""
-    return f"{positional[0]}×10^{positional[1]}"
+    return positional[0] + power_of_ten(positional[1])
 
 
 RENDERERS = {

@@ -44,7 +44,7 @@ def _scaled(number: str, power: int) -> str:
     try:
         scaled = Decimal(number.replace(",", "").replace("−", "-")) * (Decimal(10) ** power)
     except InvalidOperation:
-        return f"{number}×10^{power}"
+        return number + power_of_ten(str(power))
     return format(scaled.normalize(), "f")
 
 
@@ -62,11 +62,15 @@ def frac(positional, named) -> str:
     return f"1/{positional[0]}" if positional else ""
 
 
+def power_of_ten(exponent: str) -> str:
+    """"×10^24": the caret stands for the superscript, as "×1024" would read as a different number."""
+    return "×10^" + exponent
+
+
 def times_ten_to(positional, named) -> str:
-    """{{e|24}} after a number: "4,868 5{{e|24}} kg" -> "4,868 5×10^24 kg" (vi, mr, en). The caret stands
-    for the superscript: "×1024" would read as a different number."""
+    """{{e|24}} after a number: "4,868 5{{e|24}} kg" -> "4,868 5×10^24 kg" (vi, mr, en)."""
     exponent = arg(positional, 0)
-    return "×10^" + exponent if exponent else ""
+    return power_of_ten(exponent) if exponent else ""
 
 
 def currency(symbol: str) -> Renderer:

@@ -14,13 +14,13 @@ separators, no glued numbers).
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from corpora import french_templates
 from corpora.local_templates import ORDINAL_WIKIS, RENDERERS_OF_WIKI
 from corpora.number_templates import convert, currency, frac, times_ten_to, val
 from corpora.template_arguments import Renderer, arg, const, first, last, second
+from corpora.wikitext_lines import HTML_TAG_RE
 
 
 def split_arguments(body: str) -> tuple[str, list[str], dict[str, str]]:
@@ -181,18 +181,9 @@ def _tsl(positional, named) -> str:
     return arg(positional, 2) or arg(positional, 1)
 
 
-def _link_foreign(positional, named) -> str:
-    """zh {{link-en|本地|Foreign}}: the local text first."""
-    return arg(positional, 0)
-
-
 def _sort(positional, named) -> str:
     """de {{SortKey|key|shown}} / {{Sort|key|shown}}: what is shown."""
     return arg(positional, 1) or arg(positional, 0)
-
-
-def _abbr(positional, named) -> str:
-    return arg(positional, 0)
 
 
 # What {{audio|file|text}} shows when the text is only an invitation to listen (seen in the real dumps),
@@ -202,14 +193,13 @@ _LISTEN_WORDS = frozenset({
     "լսել", "उच्चार", "उच्चारण", "उच्चारण ऐका", "発音", "聞く", "ascolta", "écouter", "anhören", "escuchar",
     "ouvir", "слушать", "послухати", "произношение", "вимова", "слухати", "άκου", "ακούστε", "προφορά",
 })
-_HTML_TAG_RE = re.compile(r"<[^<>]*>")
 
 
 def _audio_text(positional, named) -> str:
     """{{audio|Tr-Türkiye.ogg|''Türkiye Cumhuriyeti''}}: the text it links, when that is a name or a
     phrase (hy, bn and el leads lost "Türkiye Cumhuriyeti", "Estados Unidos Mexicanos", "Saluton");
     not "listen" and its kin, an IPA transcription or a file name."""
-    shown = _HTML_TAG_RE.sub("", arg(positional, 1)).strip()
+    shown = HTML_TAG_RE.sub("", arg(positional, 1)).strip()
     if shown.endswith(")") and "(" in shown and shown[shown.rfind("(") + 1 : -1].strip().casefold() in _LISTEN_WORDS:
         shown = shown[: shown.rfind("(")].rstrip()  # "Estados Unidos Mexicanos (উচ্চারণ)"
     bare = shown.strip("'").strip()
@@ -252,6 +242,11 @@ _DATE_TEMPLATES = (
     "জন্ম তারিখ", "জন্ম তারিখ ও বয়স", "মৃত্যু তারিখ", "মৃত্যু তারিখ ও বয়স",  # bn birth and death dates
 )
 
+# Quotations set apart from the text: rendered in the body of an article (their text=, quote= or first
+# argument), dropped at its very start, where they are an epigraph (it "Abbie Hoffman" and "Antoine de
+# Saint-Exupéry" open with one, and the mPMR query is the page's first words).
+_BLOCK_QUOTATIONS = frozenset({"quote", "quotation", "cquote", "blockquote"})
+
 RENDERERS: dict[str, Renderer] = {
     **{name: const(text) for name, text in _DASHES.items()},
     **{name: const(text) for name, text in _SYMBOLS.items()},
@@ -266,7 +261,7 @@ RENDERERS: dict[str, Renderer] = {
     "langi": _lang,
     "रुपया": const("₹"), "zh": _chinese, "jis2004フォント": first,
     "fontsize": last, **{name: _ship(name.upper()) for name in ("uss", "hms", "hmas", "hmcs", "usns")},
-    **{name: _quotation for name in ("quote", "cquote", "quotation", "blockquote")},
+    **{name: _quotation for name in _BLOCK_QUOTATIONS},
     "chem": _chemical_formula, "chem2": first, "e": times_ten_to,
     "ietf rfc": lambda positional, named: f"RFC {arg(positional, 0)}".strip(), "tex": const("TeX"),
     "latex": const("LaTeX"),
@@ -281,17 +276,11 @@ RENDERERS: dict[str, Renderer] = {
     "仮リンク": _interlanguage_link, "illm": _interlanguage_link, "le": _interlanguage_link, "ill2": _interlanguage_link,
     "link-interwiki": _interlanguage_link, "lien": _interlanguage_link, "internlink": _interlanguage_link,
     "interlang": lambda positional, named: arg(positional, 2) or arg(positional, 1),  # ja {{Interlang|en|Title}}
-    "tsl": _tsl, "link-en": _link_foreign, "link-ja": _link_foreign, "link-de": _link_foreign, "link-fr": _link_foreign,
-    "sort": _sort, "sortkey": _sort, "sortname": lambda p, n: " ".join(x for x in p[:2] if x), "abbr": _abbr,
+    "tsl": _tsl, "link-en": first, "link-ja": first, "link-de": first, "link-fr": first,  # zh {{link-en|本地|Foreign}}
+    "sort": _sort, "sortkey": _sort, "sortname": lambda p, n: " ".join(x for x in p[:2] if x), "abbr": first,
     "audio": _audio_text, "অডিও": _audio_text, "audio-nohelp": _audio_text,
     "script": second, "color": second, "colour": second, "font color": last, "lang-ar": _lang_x,
 }
-
-
-# Quotations set apart from the text: kept in the body of an article, dropped at its very start,
-# where they are an epigraph (it "Abbie Hoffman" and "Antoine de Saint-Exupéry" open with one, and
-# the mPMR query is the page's first words).
-_BLOCK_QUOTATIONS = frozenset({"quote", "quotation", "cquote", "blockquote"})
 
 
 def is_block_quotation(body: str) -> bool:
@@ -305,8 +294,6 @@ _PARSER_FUNCTIONS: dict[str, Callable[[str], str]] = {
     "formatnum": lambda text: text, "uc": str.upper, "lc": str.lower,
     "ucfirst": lambda text: text[:1].upper() + text[1:], "lcfirst": lambda text: text[:1].lower() + text[1:],
 }
-
-
 
 
 def render(body: str, render_nested: Callable[[str], str], lang: str = "") -> str | None:
