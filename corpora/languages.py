@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
+from corpora.disambiguation_templates import DISAMBIGUATION_TEMPLATES, SEEN_IN_DUMPS
 from corpora.link_trails import LINK_TRAILS
 
 try:
@@ -319,6 +320,11 @@ def wiki_language(code: str) -> WikiLanguage:
         dab_templates.update(_namespace_key(t) for t in layer.get("disambiguation_templates", []))
         dab_phrases += layer.get("disambiguation_phrases", [])
         tails.update(" ".join(t.lower().split()) for t in layer.get("tail_sections", []))
+    # Each wiki's own list (DBpedia's copies of MediaWiki:Disambiguationspage), for every wiki, in the
+    # table or not: the table's lists are the main names, these the variants pages also use.
+    dab_templates.update(
+        _namespace_key(t) for t in (*DISAMBIGUATION_TEMPLATES.get(code, ()), *SEEN_IN_DUMPS.get(code, ()))
+    )
     files.discard("")
     categories.discard("")
     others -= files | categories | {""}

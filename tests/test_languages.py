@@ -2,6 +2,7 @@
 import pytest
 
 from corpora import siteinfo
+from corpora.disambiguation_templates import DISAMBIGUATION_TEMPLATES, SEEN_IN_DUMPS
 from corpora.languages import WIKIPEDIA_LANGUAGES, wiki_language
 from corpora.wiki_language_data import LANGUAGE_DATA
 from corpora.words import SUPPORTED_LANGS
@@ -71,6 +72,34 @@ def test_localised_tail_sections_are_dropped(lang, heading):
 )
 def test_localised_disambiguation_pages_are_recognised(lang, wikitext):
     assert parse_wikitext(f"X may be:\n* [[A]]\n* [[B]]\n{wikitext}", lang).is_disambiguation
+
+
+@pytest.mark.parametrize(
+    "lang, wikitext",
+    [
+        # Wikis outside the paper's table, from their own MediaWiki:Disambiguationspage lists:
+        ("hy", "{{Բազմիմաստություն}}"),  # hywiki's "Կոտայք (այլ կիրառումներ)" in the 2023 dump
+        ("uk", "{{Неоднозначність}}"),
+        ("ka", "{{მრავალმნიშვნელოვანი}}"),
+        ("be", "{{Спіс цёзак}}"),
+        ("mr", "{{निःसंदिग्धीकरण}}"),  # seen in mrwiki's 2023 dump, not on its list
+        # and variants the table's main names miss:
+        ("fr", "{{Films homonymes}}"),
+        ("en", "{{Hndis|Smith, John}}"),
+        ("id", "{{Disambig tempat}}"),
+    ],
+)
+def test_each_wikis_own_disambiguation_templates(lang, wikitext):
+    assert parse_wikitext(f"X may be:\n* [[A]]\n* [[B]]\n{wikitext}", lang).is_disambiguation
+
+
+@pytest.mark.parametrize("lang, wikitext", [("kk", "{{Surname}}"), ("kk", "{{Given name}}"), ("zh", "{{Deprecated}}")])
+def test_set_index_templates_copied_from_english_are_not_disambiguation(lang, wikitext):
+    assert not parse_wikitext(f"X is a surname.\n* [[A]]\n* [[B]]\n{wikitext}", lang).is_disambiguation
+
+
+def test_disambiguation_lists_are_keyed_by_wikipedia_codes():
+    assert set(DISAMBIGUATION_TEMPLATES) | set(SEEN_IN_DUMPS) <= WIKIPEDIA_LANGUAGES
 
 
 def test_siteinfo_namespaces_are_added_to_the_profile():
