@@ -13,7 +13,24 @@ _RANGE_WORDS = frozenset({"to", "-", "–", "and", "or", "by", "x", "×", "+", "
 _NUMBER_RE = re.compile(r"^[-+−]?[0-9][0-9.,]*(?:e[0-9]+)?$|^[-+−]?\.[0-9]+$")
 
 
-def convert(positional, named) -> str:
+# What a range word becomes outside English Wikipedia: {{convert}}'s words are English ("from 10 to 20
+# °C"), and each wiki's own Module:Convert translates them, which the dump does not hold. A symbol
+# reads in any language, where an English word in a Bengali or Vietnamese sentence ("এর গভীরতা 4000
+# and 4500 m", "khoảng 5 to 8 km/h" in the real dumps) is noise in the text and the context words.
+# A dash joins its numbers ("10–20 °C", as English Wikipedia writes a range) unless the second is
+# negative ("−5 – −2"); a product keeps its spaces ("210 × 297 mm").
+_RANGE_SYMBOLS = {
+    "to": "–", "-": "–", "–": "–", "and": "–", "and(-)": "–", "to(-)": "–", "-to-": "–",
+    "or": "/", "by": " × ", "x": " × ", "×": " × ", "+": " + ", "&": " & ", "~": "~",
+}
+
+
+def convert_with_symbols(positional, named) -> str:
+    """{{convert}} on a wiki other than English: "{{convert|4000|and|4500|m}}" -> "4000–4500 m"."""
+    return convert(positional, named, _RANGE_SYMBOLS)
+
+
+def convert(positional, named, range_words: dict[str, str] | None = None) -> str:
     """{{convert|5|km|mi}} -> "5 km"; {{convert|5|to|10|km}} -> "5 to 10 km" (the first unit as
     written; the converted value is left out, it needs the unit tables). A unit code that is not a
     unit's name is spelt as {{convert}} shows it: "C" -> "°C", and a power-of-ten prefix scales the
@@ -24,7 +41,13 @@ def convert(positional, named) -> str:
     rest = positional[1:]
     pieces = [value]
     while len(rest) >= 2 and rest[0].lower() in _RANGE_WORDS and _NUMBER_RE.match(rest[1].replace(",", "")):
-        pieces += [rest[0] if rest[0] not in ("-",) else "–", rest[1]]
+        if range_words is None:
+            word = rest[0] if rest[0] != "-" else "–"
+        else:
+            word = range_words[rest[0].lower()]
+            if word == "–" and rest[1][:1] in "-−":
+                word = " – "
+        pieces += [word, rest[1]]
         rest = rest[2:]
     unit = rest[0] if rest else ""
     power = _POWER_PREFIX_RE.match(unit)
@@ -32,7 +55,8 @@ def convert(positional, named) -> str:
         unit = unit[power.end() :]
         pieces = [_scaled(piece, int(power.group(1))) if k % 2 == 0 else piece for k, piece in enumerate(pieces)]
     unit = _UNIT_CODES.get(unit, unit)
-    return " ".join(pieces + ([unit] if unit and not _NUMBER_RE.match(unit) else []))
+    numbers = " ".join(pieces) if range_words is None else "".join(pieces)
+    return numbers + (" " + unit if unit and not _NUMBER_RE.match(unit) else "")
 
 
 _POWER_PREFIX_RE = re.compile(r"e(3|6|9|12|15)(?=[^\W\d])")

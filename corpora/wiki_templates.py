@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from corpora import french_templates
 from corpora.local_templates import ORDINAL_WIKIS, RENDERERS_OF_WIKI
-from corpora.number_templates import convert, currency, frac, times_ten_to, val
+from corpora.number_templates import convert, convert_with_symbols, currency, frac, times_ten_to, val
 from corpora.template_arguments import Renderer, arg, const, first, last, second
 from corpora.wikitext_lines import HTML_TAG_RE
 
@@ -322,5 +322,7 @@ def render(body: str, render_nested: Callable[[str], str], lang: str = "") -> st
     if "{{" in body[len(name) :]:
         positional = [render_nested(p) if "{{" in p else p for p in positional]
         named = {k: (render_nested(v) if "{{" in v else v) for k, v in named.items()}
+    if renderer is convert and lang != "en":
+        renderer = convert_with_symbols
     text = renderer(positional, named)
     return text.replace("\n", " ") if "\n" in text else text

@@ -147,6 +147,23 @@ def test_italian_population_template_shows_its_number():
     assert render("numero|188520", str, "it") == "188520"  # Brescia: "un comune italiano di {{numero|188520}} abitanti"
 
 
+@pytest.mark.parametrize(
+    "lang, call, expected",
+    [
+        # real sentences: bn "এর গভীরতা 4000 and 4500 m", vi "vận tốc khoảng 5 to 8 km/h", id "-2 to 0 °C"
+        ("bn", "রূপান্তর|4000|and|4500|m", "4000–4500 m"),
+        ("vi", "convert|5|to|8|km/h", "5–8 km/h"),
+        ("id", "convert|-5|to|-2|C", "-5 – -2 °C"),
+        ("vi", "convert|210|x|297|mm", "210 × 297 mm"),
+        ("hy", "convert|2|or|3|km", "2/3 km"),
+        ("vi", "convert|1.35|to|1.5|e6km", "1350000–1500000 km"),
+        ("en", "convert|4000|and|4500|m", "4000 and 4500 m"),  # English Wikipedia shows the words
+    ],
+)
+def test_convert_ranges_use_symbols_outside_english(lang, call, expected):
+    assert render(call, str, lang) == expected
+
+
 def test_templates_that_wrote_words_of_real_sentences_in_other_languages():
     # Each lost words of real sentences: bn "মোট আয়তন {{রূপান্তর|306|km2|sqmi}}।" ("convert", 319 calls
     # in the bn dump), uk "навчався в {{не перекладено|…|Благородному пансіоні|ru|…}} при", hy
