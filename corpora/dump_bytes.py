@@ -24,7 +24,8 @@ BLOCK_BYTES = 1 << 20  # plain-XML bytes per read: per-call overhead vanishes, m
 # Compressed bytes per read, and decompressed bytes per decompressor call (the bound that keeps memory
 # small on bz2 "bombs"). Large on purpose: the consumer parses every chunk before the next is
 # decompressed, and alternating libbz2's 3.6 MB working set with the parser's in 64 kB steps cost the
-# whole wiki_mrc job ~25% more CPU (18.3-19.4 against 14.1-14.5 CPU-s on the 16x English excerpt),
+# whole wiki_mrc job 4-25% more CPU on the 16x English excerpt (as the shared machine's caches were
+# contended: 18.3-19.4 against 14.1-14.5 CPU-s in one series, 15.3 against 14.7 in a quieter one),
 # though decompression alone runs at the same speed either way. libbz2 raises on a bad block only
 # after producing the call's output, which Python then drops; block mode (bz2_blocks.py) finds the
 # dropped bytes again, so the step size does not change what is recovered.

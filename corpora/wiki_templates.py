@@ -296,6 +296,10 @@ _PARSER_FUNCTIONS: dict[str, Callable[[str], str]] = {
 }
 
 
+# Wikis whose {{convert}} shows English range words ("5 to 10 km"); elsewhere they become symbols.
+_ENGLISH_WIKIS = frozenset({"en", "simple"})
+
+
 def render(body: str, render_nested: Callable[[str], str], lang: str = "") -> str | None:
     """The text a template shows in running text, or None if it is not one of ours (then dropped).
 
@@ -322,7 +326,7 @@ def render(body: str, render_nested: Callable[[str], str], lang: str = "") -> st
     if "{{" in body[len(name) :]:
         positional = [render_nested(p) if "{{" in p else p for p in positional]
         named = {k: (render_nested(v) if "{{" in v else v) for k, v in named.items()}
-    if renderer is convert and lang != "en":
+    if renderer is convert and lang not in _ENGLISH_WIKIS:
         renderer = convert_with_symbols
     text = renderer(positional, named)
     return text.replace("\n", " ") if "\n" in text else text

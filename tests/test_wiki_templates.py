@@ -158,6 +158,7 @@ def test_italian_population_template_shows_its_number():
         ("hy", "convert|2|or|3|km", "2/3 km"),
         ("vi", "convert|1.35|to|1.5|e6km", "1350000–1500000 km"),
         ("en", "convert|4000|and|4500|m", "4000 and 4500 m"),  # English Wikipedia shows the words
+        ("simple", "convert|5|to|8|km", "5 to 8 km"),
     ],
 )
 def test_convert_ranges_use_symbols_outside_english(lang, call, expected):
