@@ -14,7 +14,8 @@ mwparserfromhell ~1.2 MB/s (its tokenizer alone is ~1.7), wikitextparser ~3.4-4.
 How it works: a few passes over the whole page, each a C-speed regex or `str.find` scan with Python
 work only per construct (per template, per link, per line holding quotes), never per character:
 
-  1. comments and opaque extension tags (<ref>, <math>, <gallery>, ...) removed, <nowiki> protected;
+  1. comments and opaque extension tags (<ref>, <gallery>, ...) removed, <nowiki> protected, an
+     inline <math> formula shown as text when plain text can show it (corpora/tex_text.py);
   2. the disambiguation check, on the template names;
   3. templates and tables removed by brace/line-token matching (nesting, unclosed, stray closers);
   4. [[links]] paired with a stack; article links become  \\x01<index>\\x1f visible text \\x02 ,

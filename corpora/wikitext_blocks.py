@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from corpora.languages import WikiLanguage
+from corpora.tex_text import tex_to_text
 from corpora.wiki_templates import is_block_quotation, render as render_template
 from corpora.wikitext_lines import decode_entities
 from corpora.wikitext_markers import NOWIKI_EDGE, NOWIKI_PROTECT, append_after_cut
@@ -80,7 +81,11 @@ def _iter_opaque(text: str):
             else:
                 content_end, end = close.span()
         replacement = ""
-        if name == "nowiki":
+        if name == "math" and content_end > open_end and _is_inline(text, start, end, match.group(0)):
+            shown = tex_to_text(decode_entities(text[open_end:content_end]))
+            if shown:  # a formula in a sentence is part of it (corpora/tex_text.py); shown, not parsed
+                replacement = NOWIKI_EDGE + shown.translate(NOWIKI_PROTECT) + NOWIKI_EDGE
+        elif name == "nowiki":
             # Content kept literally; the edges also stop a link trail ("[[bus]]<nowiki/>es").
             content = text[open_end:content_end]
             if "''" in content:
@@ -94,6 +99,18 @@ def _iter_opaque(text: str):
             replacement = NOWIKI_EDGE + content + NOWIKI_EDGE
         yield start, end, replacement
         search_from = end
+
+
+def _is_inline(text: str, start: int, end: int, opener: str) -> bool:
+    """A formula inside a sentence, not a display one: no display="block", and not alone on its line
+    (":<math>…</math>" indented, or a line of its own, with at most punctuation after it)."""
+    if "display" in opener and "block" in opener.lower():
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    before = text[line_start:start]
+    after = text[end : len(text) if line_end < 0 else line_end]
+    return bool(before.strip(" \t:")) or bool(after.strip(" \t.,;"))
 
 
 # ── 2. disambiguation ──

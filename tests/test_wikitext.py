@@ -119,7 +119,7 @@ def test_references_in_every_form_are_dropped():
 
 def test_comments_and_opaque_tags_are_dropped():
     wikitext = (
-        "a<!-- [[Hidden]] {{x}} --> b <math>x^2</math> c <gallery>\nFile:X.jpg|[[Cap]]\n</gallery> d "
+        "a<!-- [[Hidden]] {{x}} --> b <math>\\begin{matrix}x\\end{matrix}</math> c <gallery>\nFile:X.jpg|[[Cap]]\n</gallery> d "
         '<syntaxhighlight lang="python">[[x]]</syntaxhighlight> e <source>y</source> f <pre>{{z}}</pre> g '
         "<timeline>t</timeline> h __TOC__ __NOTOC__ i"
     )
@@ -329,7 +329,8 @@ def test_whitespace_left_by_removed_markup_is_repaired():
     ("it", "Bolzano (pronuncia /{{IPA|bolˈtsano}}/, ''Bozen'' in tedesco) è", "Bolzano (Bozen in tedesco) è"),
     ("it", "Bressanone (IPA: {{IPA|x}}, ''Brixen'' in tedesco) è", "Bressanone (Brixen in tedesco) è"),
     ("el", "τον φθόγγο /{{IPA|o}}/, δηλ.", "τον φθόγγο, δηλ."),
-    ("uk", "золот/<math>x</math>/ий — золото", "золот//ий — золото"),
+    # a formula plain text cannot show is dropped (corpora/tex_text.py); the slashes stay
+    ("uk", "золот/<math>\\mathring{x}</math>/ий — золото", "золот//ий — золото"),
     ("en", "Afghanistan ([[Pashto]]/[[Dari]]: {{nq|افغانستان}}, ''Afġānistān''), officially",
      "Afghanistan (Pashto/Dari: Afġānistān), officially"),
 ])
