@@ -82,9 +82,15 @@ def _iter_opaque(text: str):
                 content_end, end = close.span()
         replacement = ""
         if name == "math" and content_end > open_end and _is_inline(text, start, end, match.group(0)):
-            shown = tex_to_text(decode_entities(text[open_end:content_end]))
+            tex = decode_entities(text[open_end:content_end])
+            shown = tex_to_text(tex)
             if shown:  # a formula in a sentence is part of it (corpora/tex_text.py); shown, not parsed
                 replacement = NOWIKI_EDGE + shown.translate(NOWIKI_PROTECT) + NOWIKI_EDGE
+                # "<math>~n~</math>photon": a tie at an edge keeps the formula apart from a word
+                if tex.rstrip().endswith("~") and text[end : end + 1].isalnum():
+                    replacement += " "
+                if tex.lstrip().startswith("~") and text[start - 1 : start].isalnum():
+                    replacement = " " + replacement
         elif name == "nowiki":
             # Content kept literally; the edges also stop a link trail ("[[bus]]<nowiki/>es").
             content = text[open_end:content_end]
@@ -103,14 +109,15 @@ def _iter_opaque(text: str):
 
 def _is_inline(text: str, start: int, end: int, opener: str) -> bool:
     """A formula inside a sentence, not a display one: no display="block", and not alone on its line
-    (":<math>…</math>" indented, or a line of its own, with at most punctuation after it)."""
+    (":<math>…</math>" indented, "* <math>…</math>" a list item of formulas, or a line of its own,
+    with at most punctuation after it)."""
     if "display" in opener and "block" in opener.lower():
         return False
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
     before = text[line_start:start]
     after = text[end : len(text) if line_end < 0 else line_end]
-    return bool(before.strip(" \t:")) or bool(after.strip(" \t.,;"))
+    return bool(before.strip(" \t:*#;")) or bool(after.strip(" \t.,;"))
 
 
 # ── 2. disambiguation ──
