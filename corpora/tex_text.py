@@ -75,7 +75,7 @@ _OVER_ARGUMENT = frozenset({"stackrel", "overset", "underset"})  # the symbol sh
 _ROOTS = {"": "√", "2": "√", "3": "∛", "4": "∜"}
 _CHARS = {"'": "′", "~": " ", "|": "∣"}  # "|" as the divides sign: a line holding a pipe is residue
 _RELATIONS = frozenset("=<>")  # spaced like the relations above: "x = 1" whether written "x=1" or not
-_CHAR_OPERATORS = frozenset("=<>+")
+_OPERATION_STARTS = frozenset("=<>+-−")  # after a fraction: "1/2 + x" needs no brackets
 _SPACED_RELATION_RE = re.compile(r" ([=<>]) ")
 
 _TOKEN_RE = re.compile(r"\\([A-Za-z]+|.)|([{}^_])|(\s+)|(.)", re.DOTALL)
@@ -103,7 +103,7 @@ def tex_to_text(tex: str) -> str | None:
     tokens = [(m.group(1), m.group(2), m.group(3), m.group(4)) for m in _TOKEN_RE.finditer(tex)]
     try:
         pieces, pos = _sequence(tokens, 0)
-    except _Unrenderable:
+    except (_Unrenderable, RecursionError):  # RecursionError: braces nested thousands deep
         return None
     if pos != len(tokens):  # an unpaired "}"
         return None
@@ -138,7 +138,7 @@ def _next_text(pieces: list[_Piece], k: int) -> str:
 def _is_operator_start(pieces: list[_Piece], k: int) -> bool:
     while k < len(pieces) and not pieces[k].text:
         k += 1
-    return k < len(pieces) and (pieces[k].kind == "operator" or pieces[k].text[:1] in _CHAR_OPERATORS | {"-", "−"})
+    return k < len(pieces) and (pieces[k].kind == "operator" or pieces[k].text[:1] in _OPERATION_STARTS)
 
 
 def _sequence(tokens, pos) -> tuple[list[_Piece], int]:
@@ -156,7 +156,7 @@ def _sequence(tokens, pos) -> tuple[list[_Piece], int]:
             return [_Piece(f"C({top}, {bottom})")], pos
         if special in ("^", "_"):
             operand, pos = _operand(tokens, pos + 1)
-            if special == "^" and operand in ("∘", "\\circ"):
+            if special == "^" and operand == "∘":
                 pieces.append(_Piece("°"))  # 90^\circ
             else:  # relations stay tight in a script: "∑_(i=1)^n"
                 operand = _SPACED_RELATION_RE.sub(r"\1", operand)

@@ -70,7 +70,7 @@ def test_simple_formulas_read_as_text(tex, text):
 
 @pytest.mark.parametrize(
     "tex",
-    [r"\begin{pmatrix}a & b\end{pmatrix}", r"a \\ b", r"x & y", r"\unknowncommand{x}", r"x^", "}", "{x", "",
+    [r"\begin{pmatrix}a & b\end{pmatrix}", r"a \\ b", "{" * 5000 + "x" + "}" * 5000, r"x & y", r"\unknowncommand{x}", r"x^", "}", "{x", "",
      r"\sqrt[5]{x}", "x" * (MAX_CHARS + 1)],
 )
 def test_what_plain_text_cannot_show_is_none(tex):
