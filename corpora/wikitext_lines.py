@@ -353,10 +353,18 @@ def _html_heading(match: re.Match) -> str:
     return "\n%s %s %s\n" % (marks, match.group(2), marks)
 
 
+# A number's superscript exponent keeps a caret, as {{e}} and <math> do: "10<sup>9</sup>" glued would
+# read "109" (uk "«гіга» (109)", "1,2×10−10 м" in the real dumps). After a letter a superscript stays
+# glued, as plain text writes units ("km2").
+_NUMERIC_SUPERSCRIPT_RE = re.compile(r"(?<=\d)<sup\s*>\s*((?:[-−+]|&minus;)?\d+)\s*</sup\s*>", re.IGNORECASE)
+
+
 def render_html_tags(text: str) -> str:
     """HTML headings become wiki headings; block tags a line break, <br> a space; inline tags go."""
     if _HTML_HEADING_OPEN_RE.search(text):
         text = _HTML_HEADING_RE.sub(_html_heading, text)
+    if "sup" in text or "SUP" in text:
+        text = _NUMERIC_SUPERSCRIPT_RE.sub(r"^\1", text)
     return HTML_TAG_RE.sub(_html_tag_replacement, text)
 
 

@@ -248,6 +248,14 @@ def test_html_tags_are_removed_and_their_text_kept():
     assert page.text == "a red small b c d 2\nblock\ne"
 
 
+def test_a_numbers_superscript_exponent_keeps_a_caret():
+    # real uk "«гіга» (10<sup>9</sup>)" read "(109)", hy "3.08568 * 10<sup>16</sup> մ" "3.08568 * 1016 մ"
+    assert parse("«гіга» (10<sup>9</sup>), a 1,2×10<sup>−10</sup> m, 2<sup>&minus;3</sup>", "uk").text \
+        == "«гіга» (10^9), a 1,2×10^−10 m, 2^−3"
+    # after a letter it stays glued, as plain text writes units; words stay glued too
+    assert parse("5 km<sup>2</sup>, the 2<sup>nd</sup>, Ca<sup>2+</sup>").text == "5 km2, the 2nd, Ca2+"
+
+
 # ───────────────────────── lines, quotes, headings ─────────────────────────
 
 
