@@ -73,8 +73,22 @@ def _scaled(number: str, power: int) -> str:
 
 
 def val(positional, named) -> str:
-    unit = named.get("u") or named.get("ul") or ""
+    """{{val|6.241|e=18}} -> "6.241×10^18" (the exponent was lost: en "roughly 6.241 times the
+    elementary charge"); {{val|1.00794|(7)}} -> "1.00794(7)", {{val|0.00589|0.00015}} -> "0.00589±0.00015",
+    {{val|1.2|+0.1|-0.2}} -> "1.2+0.1−0.2"; the unit (u=, ul=) after it."""
     number = arg(positional, 0)
+    uncertainty = [p.strip() for p in positional[1:3] if p.strip()]
+    if len(uncertainty) == 1:
+        number += uncertainty[0] if uncertainty[0].startswith("(") else "±" + uncertainty[0]
+    elif len(uncertainty) == 2:
+        plus, minus = uncertainty
+        number += ("" if plus[0] in "+-−" else "+") + plus + ("" if minus[0] in "+-−" else "−") + minus.replace("-", "−", 1)
+    exponent = (named.get("e") or "").strip()
+    if exponent:
+        number += power_of_ten(exponent)
+    unit = (named.get("u") or named.get("ul") or "").strip()
+    if unit in ("°", "′", "″", "%"):
+        return number + unit  # as {{val}} shows them: "5.65°"
     return f"{number} {unit}".strip()
 
 

@@ -148,6 +148,23 @@ def test_italian_population_template_shows_its_number():
 
 
 @pytest.mark.parametrize(
+    "call, expected",
+    [
+        ("val|6.241|e=18", "6.241×10^18"),  # en "roughly 6.241 times the elementary charge" lost ×10^18
+        ("val|144,37|e=6|u=km2", "144,37×10^6 km2"),  # vi
+        ("val|1|e=-3|ul=км", "1×10^-3 км"),  # uk
+        ("val|1.00794|(7)", "1.00794(7)"),
+        ("val|0,00589|0,00015", "0,00589±0,00015"),
+        ("val|1.2|+0.1|-0.2", "1.2+0.1−0.2"),
+        ("val|5.65|u=°", "5.65°"),
+        ("val|30000|u=C", "30000 C"),
+    ],
+)
+def test_val_keeps_exponent_uncertainty_and_unit(call, expected):
+    assert render(call, str, "en") == expected
+
+
+@pytest.mark.parametrize(
     "lang, call, expected",
     [
         # real sentences: bn "এর গভীরতা 4000 and 4500 m", vi "vận tốc khoảng 5 to 8 km/h", id "-2 to 0 °C"
