@@ -7,6 +7,7 @@ import re
 
 from corpora.languages import WikiLanguage
 from corpora.tex_text import tex_to_text
+from corpora.transcriptions import is_transcription, transcription
 from corpora.wiki_templates import is_block_quotation, render as render_template
 from corpora.wikitext_lines import decode_entities
 from corpora.wikitext_markers import NOWIKI_EDGE, NOWIKI_PROTECT, append_after_cut
@@ -220,6 +221,29 @@ def _template_and_table_spans(text: str, tokens: re.Pattern = _BRACE_TOKEN_RE) -
     return spans
 
 
+_LOOKBACK_CHARS = 400  # enough for the sentence around a transcription; keeps the check linear
+
+
+def _follows_a_word(pieces: list[str]) -> bool:
+    """Whether the text before a cut ends with a word (or its closing quote), outside brackets: a
+    transcription there is part of the sentence. After a bracket, a label's colon, a comma or a bold
+    name, or anywhere inside brackets ("Берлин (Berlin {{IPA|…}})"), it is a pronunciation aside."""
+    line: list[str] = []
+    length = 0
+    for piece in reversed(pieces):
+        newline = piece.rfind("\n")
+        line.append(piece[newline + 1 :])
+        length += len(line[-1])
+        if newline >= 0 or length >= _LOOKBACK_CHARS:
+            break
+    before = "".join(reversed(line))[-_LOOKBACK_CHARS:].rstrip()
+    if not before or not (before[-1].isalnum() or before[-1] in "'\"»”’」』"):
+        return False
+    if before.endswith("'''"):  # "'''Actinopterygii''' {{IPAc-en|…}}": the lead's pronunciation
+        return False
+    return before.count("(") + before.count("（") <= before.count(")") + before.count("）")
+
+
 def _cut_spans(text: str, spans: list[tuple[int, int]], lang: str, depth: int = 0) -> str:
     """Delete the spans, except the outermost templates that carry text of the sentence
     (corpora/wiki_templates.py), which are replaced by that text."""
@@ -237,6 +261,8 @@ def _cut_spans(text: str, spans: list[tuple[int, int]], lang: str, depth: int = 
             # A quotation before any text of the page is its epigraph, not its first sentence.
             if not (depth == 0 and is_block_quotation(body) and not any(piece.strip() for piece in pieces)):
                 shown = render_template(body, _nested_renderer(lang, depth), lang)
+            if shown is None and is_transcription(body.split("|", 1)[0], lang) and _follows_a_word(pieces):
+                shown = transcription(body)  # "the vowel {{IPA|/a/}}": the sentence's subject
         if shown:
             pieces.append(shown)
         elif (

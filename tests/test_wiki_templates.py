@@ -254,3 +254,25 @@ def test_quotes_around_a_dropped_template_stay_separate_toggles():
     assert page.text.startswith(
         "Algeria (الجزائر al-Jazā'ir; x Dzayer), officially People's Democratic Republic of Algeria, is a sovereign state."
     )
+
+
+@pytest.mark.parametrize(
+    "lang, wikitext, expected",
+    [
+        # a transcription after a word is the sentence's subject (real en "A", el, it, ja excerpts)
+        ("en", "the sign to represent the vowel {{IPA|/a/}}, and called it", "the sign to represent the vowel /a/, and called it"),
+        ("el", "μια μετατροπή του ήχου {{ΔΦΑ|/kʰ/}} σε {{ΔΦΑ|/x/}} (οι", "μια μετατροπή του ήχου /kʰ/ σε /x/ (οι"),
+        ("it", "''asci'' {{IPA|/ˈaʃʃi/}}, mentre", "asci /ˈaʃʃi/, mentre"),
+        ("en", "pronounced {{IPAc-en|lang|p|æ|r|ɪ|s}} in", "pronounced /pærɪs/ in"),
+        ("el", "x {{IPA-el|a.pól.lɔːn|pron}} y", "x [a.pól.lɔːn] y"),
+        # in brackets or after a label it is a pronunciation aside, dropped as before
+        ("en", "'''Albedo''' ({{IPAc-en|æ|l|ˈ|b|iː|d|oʊ}}) or", "Albedo or"),
+        ("en", "Paris ({{lang-fr|Paris}}, {{IPA-fr|paʁi}}) is", "Paris (Paris) is"),
+        ("it", "Bressanone (IPA: {{IPA|x}}, ''Brixen'' in tedesco) è", "Bressanone (Brixen in tedesco) è"),
+        ("en", "an {{API|x}} call", "an call"),  # "API" is IPA on frwiki only
+        ("ru", "Берли́н (Berlin {{IPA-de|bɛɐ̯ˈliːn}}) — столица", "Берли́н (Berlin) — столица"),
+        ("en", "'''Actinopterygii''' {{IPAc-en|ˌ|æ|k|t}}, or the ray-finned fishes", "Actinopterygii, or the ray-finned fishes"),
+    ],
+)
+def test_transcriptions_in_running_text_are_kept(lang, wikitext, expected):
+    assert text(wikitext, lang) == expected

@@ -43,7 +43,7 @@ JUNK_BYTES = 400_000  # with a quarter of it, enough to tell linear (4x) from qu
 JUNK_UNITS = [
     "{{{{[[", "[[{{", "<ref>", "<ref name=x>[[a|", "<!--", "{|\n", "|}\n", "'" * 4, "[[a|b]]]]",
     "[http://x ", "\n==x", "[[<", "[[File:x|", "&#", "<span ", "{{a|", "-{",
-    "a|", "x|5px|", "( , ", ", ; ", "(''{{x}}'') ", "1{{ndash}}", "{{lang|x|", "{{nowrap|{{ndash}}",
+    "a|", "x|5px|", "( , ", ", ; ", "(''{{x}}'') ", "1{{ndash}}", "{{lang|x|", "{{nowrap|{{ndash}}", "x {{IPA|a}} (",
 ]
 JUNK = {
     **{unit: unit * (JUNK_BYTES // len(unit)) for unit in JUNK_UNITS},
