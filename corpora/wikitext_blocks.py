@@ -231,8 +231,8 @@ def _follows_a_word(pieces: list[str]) -> bool:
     line: list[str] = []
     length = 0
     for piece in reversed(pieces):
-        newline = piece.rfind("\n")
-        line.append(piece[newline + 1 :])
+        newline = piece.rfind("\n", max(0, len(piece) - _LOOKBACK_CHARS))
+        line.append(piece[max(newline + 1, len(piece) - _LOOKBACK_CHARS) :])
         length += len(line[-1])
         if newline >= 0 or length >= _LOOKBACK_CHARS:
             break
