@@ -355,8 +355,9 @@ def _html_heading(match: re.Match) -> str:
 
 # A number's superscript exponent keeps a caret, as {{e}} and <math> do: "10<sup>9</sup>" glued would
 # read "109" (uk "«гіга» (109)", "1,2×10−10 м" in the real dumps). After a letter a superscript stays
-# glued, as plain text writes units ("km2").
-_NUMERIC_SUPERSCRIPT_RE = re.compile(r"(?<=\d)<sup\s*>\s*((?:[-−+]|&minus;)?\d+)\s*</sup\s*>", re.IGNORECASE)
+# glued, as plain text writes units ("km2"). After a formula (its nowiki edge, \x06) it is the
+# formula's power: el "∣Ψ(x,y,z,t)∣<sup>2</sup>" is "∣Ψ(x,y,z,t)∣^2", not "…∣2".
+_NUMERIC_SUPERSCRIPT_RE = re.compile(r"(?<=[\d\x06])<sup\s*>\s*((?:[-−+]|&minus;)?\d+)\s*</sup\s*>", re.IGNORECASE)
 
 
 def render_html_tags(text: str) -> str:
