@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from corpora import french_templates, italian_templates
 from corpora.languages import WIKIPEDIA_LANGUAGES
+from corpora.number_templates import convert
 from corpora.template_arguments import Renderer, arg, first
 
 
@@ -42,8 +43,13 @@ def _bracketed_first(positional, named) -> str:
 # ծննդյան կղզի]]ն"), and mrwiki's {{flagcountry|Australia}} shows the name in Marathi, not "Australia".
 _FLAGS = {"flag": _flag_and_name, "flagcountry": _flag_and_name}
 
+# English Wikipedia's {{convert}} shows its English range words ("5 to 10 km"); every other wiki's
+# translates them, so the global renderer (corpora/wiki_templates.py) writes symbols instead.
+_ENGLISH_CONVERT = {"convert": convert, "cvt": convert, "convert2": convert}
+
 RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {
-    "en": _FLAGS,
+    "en": {**_FLAGS, **_ENGLISH_CONVERT},
+    "simple": _ENGLISH_CONVERT,
     "vi": _FLAGS,
     "bn": {"পতাকা": _flag_and_name},  # bn's own: "{{পতাকা|বাহরাইন}} ৬.২৫%"
     "fr": french_templates.RENDERERS,

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from corpora import french_templates
 from corpora.local_templates import ORDINAL_WIKIS, RENDERERS_OF_WIKI
-from corpora.number_templates import convert, convert_with_symbols, currency, frac, times_ten_to, val
+from corpora.number_templates import convert_with_symbols, currency, frac, times_ten_to, val
 from corpora.template_arguments import Renderer, arg, const, first, last, second
 from corpora.wikitext_lines import HTML_TAG_RE
 
@@ -255,8 +255,10 @@ RENDERERS: dict[str, Renderer] = {
     "lang": _lang, "language": _lang, "langue": _lang, "lang-en-short": _lang_x, "langx": _langx,
     "transl": last, "transliteration": last, "translit": last, "rtl-lang": _lang, "ltr-lang": _lang,
     "langwithname": last, "lang2": _lang, "en langue": _lang,
-    "convert": convert, "cvt": convert, "convert2": convert, "chuyển đổi": convert, "μετατροπή": convert,
-    "রূপান্তর": convert, "μονάδα": convert,  # bn "convert" (319 calls in the bn dump), el "unit"
+    # range words as symbols ("4000–4500 m"); en and simple keep {{convert}}'s English words (local_templates)
+    "convert": convert_with_symbols, "cvt": convert_with_symbols, "convert2": convert_with_symbols,
+    "chuyển đổi": convert_with_symbols, "μετατροπή": convert_with_symbols,
+    "রূপান্তর": convert_with_symbols, "μονάδα": convert_with_symbols,  # bn "convert" (319 calls in the bn dump), el "unit"
     "unité": french_templates.with_units,  # French pages copied to other wikis (ja "Paris")
     "langi": _lang,
     "रुपया": const("₹"), "zh": _chinese, "jis2004フォント": first,
@@ -296,9 +298,6 @@ _PARSER_FUNCTIONS: dict[str, Callable[[str], str]] = {
 }
 
 
-# Wikis whose {{convert}} shows English range words ("5 to 10 km"); elsewhere they become symbols.
-_ENGLISH_WIKIS = frozenset({"en", "simple"})
-
 
 def render(body: str, render_nested: Callable[[str], str], lang: str = "") -> str | None:
     """The text a template shows in running text, or None if it is not one of ours (then dropped).
@@ -326,7 +325,5 @@ def render(body: str, render_nested: Callable[[str], str], lang: str = "") -> st
     if "{{" in body[len(name) :]:
         positional = [render_nested(p) if "{{" in p else p for p in positional]
         named = {k: (render_nested(v) if "{{" in v else v) for k, v in named.items()}
-    if renderer is convert and lang not in _ENGLISH_WIKIS:
-        renderer = convert_with_symbols
     text = renderer(positional, named)
     return text.replace("\n", " ") if "\n" in text else text
