@@ -50,7 +50,6 @@ _SYMBOLS = {
     "ldots": "…", "dots": "…", "dotsc": "…", "dotsb": "⋯", "dotsm": "⋯", "cdots": "⋯",
     "langle": "⟨", "rangle": "⟩", "lfloor": "⌊", "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉",
     "sum": "∑", "prod": "∏", "int": "∫", "iint": "∬", "iiint": "∭", "oint": "∮",
-    "R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ",  # texvc's blackboard shorthands
     "{": "{", "}": "}", "|": "‖", "%": "%", "$": "$", "&": "&", "#": "#", "_": "_",
 }
 _FUNCTIONS = frozenset(
@@ -65,6 +64,7 @@ _FONTS = frozenset(
     "operatorname mbox".split()
 )
 _DOUBLE_STRUCK = {"N": "ℕ", "Z": "ℤ", "Q": "ℚ", "R": "ℝ", "C": "ℂ", "H": "ℍ", "P": "ℙ"}
+_SYMBOLS.update({letter: _DOUBLE_STRUCK[letter] for letter in "RNZQC"})  # texvc's shorthands: \R is \mathbb{R}
 _ACCENTS = {
     "bar": "\u0304", "overline": "\u0305", "hat": "\u0302", "widehat": "\u0302", "tilde": "\u0303",
     "widetilde": "\u0303", "vec": "\u20d7", "overrightarrow": "\u20d7", "dot": "\u0307", "ddot": "\u0308",
