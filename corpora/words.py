@@ -18,7 +18,8 @@ docs/tokenisers.md):
 
 Every tokenizer returns words that are surface substrings of the input, in order, with no
 whitespace inside any word and no empty words: ``"".join(words)`` equals the input with its
-whitespace removed (Sacremoses additionally drops ASCII control characters). Languages written
+whitespace and its invisible direction controls (LRM, RLM, ...) removed (Sacremoses additionally drops
+ASCII control characters). Languages written
 without spaces between words (zh, ja, th) have ``joins_with_space = False``.
 
 Backends are loaded once per process (``get_tokenizer`` is cached). Beam runs several DoFn threads
@@ -84,15 +85,29 @@ class WordTokenizer(Protocol):
     def tokenize_many(self, texts: list[str]) -> list[list[str]]: ...
 
 
+# Invisible bidirectional-text controls (LRM, RLM, ALM, the embeddings, overrides and isolates).
+# Editors paste them next to names, mostly where right-to-left and left-to-right text meet (real
+# dumps: hy 'Պակիստան' lead "پاکِستان\u202c\u200e", bn, uk), and a backend keeps them inside its
+# words, so "پاکِستان\u202c\u200e" never equals the same name written without them. MediaWiki's
+# titles drop them (corpora/titles.py). Here they separate words like a space does, and so are not
+# part of any word: the words stay surface substrings of the text, in order.
+_DIRECTION_CONTROLS = "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
 def _clean(words: Iterable[str]) -> list[str]:
     """Drops whitespace-only and empty tokens and splits any token that has whitespace inside.
 
     spaCy emits tokens for runs of extra spaces and newlines, PyThaiNLP and Sudachi emit spaces,
     and a backend may keep e.g. a no-break space inside a token. Joining on " " and splitting on
     whitespace does all of that in C and keeps order; str.split's notion of whitespace (str.isspace)
-    is the one the contract is stated in.
+    is the one the contract is stated in. A direction control splits a word as a space does.
     """
-    return " ".join(words).split()
+    joined = " ".join(words)
+    if not joined.isascii():
+        for control in _DIRECTION_CONTROLS:
+            if control in joined:
+                joined = joined.replace(control, " ")
+    return joined.split()
 
 
 @dataclass

@@ -366,3 +366,16 @@ def test_a_bracket_glued_to_an_armenian_or_indic_word_is_split():
     assert get_tokenizer("mr").tokenize("यशवंत देव(१ नोव्हेंबर")[:3] == ["यशवंत", "देव", "("]
     assert get_tokenizer("bn").tokenize("চেক প্রজাতন্ত্র,(সংক্ষিপ্ত")[:5] == ["চেক", "প্রজাতন্ত্র", ",", "(", "সংক্ষিপ্ত"]
     assert get_tokenizer("en").tokenize("type(s) UTC(NPL)") == ["type(s", ")", "UTC(NPL", ")"]
+
+
+def test_direction_controls_are_not_part_of_words():
+    # Real wikitext: bn "পাকিস্তান" lead "{{lang-ur|پاکِستان\u202c\u200e}}", uk "Базиліка\u202d \u202cВоздвиження",
+    # hy "[[Ֆրանցիսկո Գոյա\u200e|...]]" (in link text too). A word with an invisible mark never
+    # equalled the same name without it; the mark now separates words as a space does.
+    assert get_tokenizer("ur").tokenize("پاکِستان\u202c\u200e") == ["پاکِستان"]
+    assert get_tokenizer("uk").tokenize("Базиліка\u202d \u202cВоздвиження") == ["Базиліка", "Воздвиження"]
+    assert get_tokenizer("hy").tokenize("Ֆրանցիսկո Գոյա\u200e,") == ["Ֆրանցիսկո", "Գոյա", ","]
+    assert get_tokenizer("ar").tokenize("شطرنج\u200e) x") == ["شطرنج", ")", "x"]
+    assert get_tokenizer("sw").tokenize("Afrika\u200f na") == ["Afrika", "na"]
+    text = "মুসলমান\u200e ভাষা"
+    assert_surface_words(get_tokenizer("bn").tokenize(text), text.replace("\u200e", " "))
