@@ -23,6 +23,7 @@ from functools import cached_property, lru_cache
 
 from corpora.disambiguation_templates import DISAMBIGUATION_TEMPLATES, SEEN_IN_DUMPS
 from corpora.link_trails import LINK_TRAILS
+from corpora.tail_sections import TAIL_SECTIONS_OF_WIKI
 
 try:
     from corpora.wiki_language_data import LANGUAGE_DATA as _DATA
@@ -320,6 +321,7 @@ def wiki_language(code: str) -> WikiLanguage:
         dab_templates.update(_namespace_key(t) for t in layer.get("disambiguation_templates", []))
         dab_phrases += layer.get("disambiguation_phrases", [])
         tails.update(" ".join(t.lower().split()) for t in layer.get("tail_sections", []))
+    tails.update(" ".join(t.lower().split()) for t in TAIL_SECTIONS_OF_WIKI.get(code, ()))
     # Each wiki's own list (DBpedia's copies of MediaWiki:Disambiguationspage), for every wiki, in the
     # table or not: the table's lists are the main names, these the variants pages also use.
     dab_templates.update(

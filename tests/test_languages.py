@@ -66,6 +66,21 @@ def test_localised_tail_sections_are_dropped(lang, heading):
 
 
 @pytest.mark.parametrize(
+    "lang, heading",
+    # Wikis outside the paper's table (corpora/tail_sections.py): uk, hy, mr as their real dumps write them.
+    [("uk", "Література"), ("uk", "Див. також"), ("hy", "Արտաքին հղումներ"), ("hy", "Ծանոթագրություններ"),
+     ("mr", "बाह्य दुवे"), ("mr", "संदर्भ आणि नोंदी"), ("cs", "Externí odkazy"), ("he", "קישורים חיצוניים")],
+)
+def test_tail_sections_of_wikis_outside_the_table_are_dropped(lang, heading):
+    # ukwiki "Ярослав Мудрий": its bibliography was read as prose ("— № 3 ( 522 ) … ISSN 0130 - 5247").
+    wikitext = (f"Prose here.\n== {heading} ==\n* [[Котляр Микола Федорович|Котляр М. Ф.]] "
+                "[http://www.history.org.ua/?termin=Yaroslav_M Ярослав Мудрий, Ярослав-Георгій Володимирович]\n"
+                "== Історія ==\nMore prose.\n")
+    page = parse_wikitext(wikitext, lang)
+    assert page.text == "Prose here.\nMore prose." and not page.anchors
+
+
+@pytest.mark.parametrize(
     "lang, wikitext",
     [("el", "{{Αποσαφήνιση}}"), ("de", "{{Begriffsklärung}}"), ("vi", "{{Trang định hướng}}"), ("th", "{{แก้ความกำกวม}}"),
      ("zh", "{{disambig}}"), ("ja", "{{aimai}}"), ("fr", "__HOMONYMIE__"), ("en", "{{Geodis}}")],
