@@ -32,7 +32,7 @@ class Context:
     mention_page: int
     words: tuple[str, ...]
     anchor_words: tuple[str, ...]
-    answers: tuple[tuple[int, int], ...]  # inclusive word spans equal to anchor_words or the title, up to case
+    answers: tuple[tuple[int, int], ...]  # inclusive word spans equal to anchor_words or another name, up to case
 
 
 def find_spans(words: Sequence[str], target: Sequence[str], joins_with_space: bool = True) -> list[tuple[int, int]]:
@@ -122,9 +122,10 @@ def build_context(
 ) -> Context | None:
     """A C-word context around one mention; None when the anchor alone is longer than C.
 
-    Answers are every span equal to the anchor text up to case, and every span equal to the
-    entity's title (`title_words`, e.g. its words with and without a "(qualifier)"): where the
-    link said "the city", a later "Paris" in the context is a mention of the same entity too."""
+    Answers are every span equal to the anchor text up to case, and every span equal to another name
+    of the entity (`title_words`: its title with and without a "(qualifier)", the texts of its other
+    links on the page): where the link said "the city", a later "Paris" in the context is a mention
+    of the same entity too."""
     glued = _glued_words(tokenizer, text, anchor_start, anchor_end) if tokenizer.joins_with_space else None
     if glued is None:
         glued = _GluedWords(anchor_start, [], tokenizer.tokenize(text[anchor_start:anchor_end]), [], anchor_end)

@@ -136,5 +136,12 @@ class SelectMentionsFn(TallyingDoFn):
         yield beam.pvalue.TaggedOutput(
             "entities", ((lang, page.page_id), EntityRequest(title, aliases, texts, count))
         )
+        # A second pass over the entity's mentions (a grouped value can be iterated again): the texts of
+        # its links on each chosen page, which name it there as the chosen link's text does.
+        texts_on_page: dict[int, dict[str, None]] = {m.page_id: {} for _, m in chosen}
+        for m in map(Mention._make, chain.from_iterable(mentions)):
+            if m.page_id in texts_on_page:
+                texts_on_page[m.page_id][m.text] = None
         for _, m in sorted(chosen, key=lambda item: -item[0]):
-            yield (lang, m.page_id), SelectedMention(title, page.page_id, m.anchor_index, m.start, m.end)
+            others = tuple(sorted(t for t in texts_on_page[m.page_id] if t != m.text))
+            yield (lang, m.page_id), SelectedMention(title, page.page_id, m.anchor_index, m.start, m.end, others)

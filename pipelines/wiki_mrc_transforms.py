@@ -105,6 +105,9 @@ class SelectedMention(NamedTuple):
     anchor_index: int
     start: int
     end: int
+    # The texts of every link to the entity on the mention's page ("চাঁদের", "চাঁদে" for চাঁদ): each
+    # is the entity's name in that context, so spans equal to any of them are answers too.
+    page_anchor_texts: tuple = ()
 
 
 class Query(NamedTuple):
@@ -184,18 +187,26 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
         for request in requests:
             yield from self._query(lang, article, text, request, tokenizer, language)
         titles: dict[str, list] = {}
-        for selected in mentions:
+        seen: set = set()  # (entity, context words): a page shorter than C gives every mention the same window
+        for selected in sorted(mentions, key=lambda m: (m.entity, m.anchor_index)):
             if selected.entity not in titles:
                 names = dict.fromkeys((selected.entity, strip_qualifier(selected.entity)))
                 titles[selected.entity] = [w for w in tokenizer.tokenize_many(list(names)) if w]
+            names = titles[selected.entity]
+            if selected.page_anchor_texts:
+                names = names + [w for w in tokenizer.tokenize_many(list(selected.page_anchor_texts)) if w]
             context = build_context(
                 tokenizer, text, selected.start, selected.end, self.context_words,
                 keyed_rng(self.seed, "xi", lang, selected.entity, page_id, selected.anchor_index),
-                f"{page_id}:{selected.anchor_index}", selected.entity, page_id, titles[selected.entity],
+                f"{page_id}:{selected.anchor_index}", selected.entity, page_id, names,
             )
             if context is None:
                 self.tally("contexts", "anchor_longer_than_context", lang)
                 continue
+            if (selected.entity, context.words) in seen:
+                self.tally("contexts", "same_window_as_another_mention", lang)
+                continue
+            seen.add((selected.entity, context.words))
             yield beam.pvalue.TaggedOutput("contexts", ((lang, selected.entity), context))
 
     def _query(self, lang, article, text, request, tokenizer, language):

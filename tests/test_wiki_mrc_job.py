@@ -333,3 +333,29 @@ def test_benchmark_measures_the_parsers_share_with_the_same_rows():
     share = re.search(r"4x: parsing ~[0-9.]+ CPU-s, (\d+)% of the job; the rest of the job [0-9.]+ s = [0-9.]+x WikiExtractor",
                       done.stdout)
     assert share and 0 < int(share.group(1)) < 100, done.stdout
+
+
+def test_other_links_to_the_entity_on_the_page_are_answers_and_a_shared_window_is_kept_once():
+    # bnwiki: "চাঁদের" and "চাঁদে" both link চাঁদ on one short page. Each row marked only its own link's
+    # form, and the two mentions gave one window twice, with two different answer sets.
+    from pipelines.wiki_mrc_entities import SelectMentionsFn
+    from pipelines.wiki_mrc_transforms import BuildQueriesAndContextsFn, Mention, PageInfo, StoredText
+
+    text = "পৃথিবী থেকে চাঁদের দূরত্ব অনেক। চাঁদে মানুষ গিয়েছে।"
+    first, second = text.index("চাঁদের"), text.index("চাঁদে ")
+    mentions = (tuple(Mention(7, 0, first, first + 6, "চাঁদের")), tuple(Mention(7, 1, second, second + 5, "চাঁদে")))
+    select = SelectMentionsFn(seed=0, examples_per_entity=10, min_mentions_en=1, min_mentions=1)
+    select.start_bundle()
+    element = (("bn", "চাঁদ"), {"page": [PageInfo(3, None, False)], "mention": [mentions], "alias": []})
+    selected = [out[1] for out in select.process(element) if isinstance(out, tuple) and out[0] == ("bn", 7)]
+    assert sorted((s.anchor_index, s.page_anchor_texts) for s in selected) == [(0, ("চাঁদে",)), (1, ("চাঁদের",))]
+
+    build = BuildQueriesAndContextsFn(seed=0, query_words=50, context_words=200)
+    build.start_bundle()
+    article = Article("bn", 7, "পৃথিবী", text, (), (), False)
+    groups = {"article": [StoredText.of(article)], "entity": [], "selected": selected[::-1]}
+    contexts = [out.value[1] for out in build.process((("bn", 7), groups)) if getattr(out, "tag", None) == "contexts"]
+    assert len(contexts) == 1  # the page is shorter than C: both mentions give this window
+    words = contexts[0].words
+    assert [words[s : e + 1] for s, e in contexts[0].answers] == [("চাঁদের",), ("চাঁদে",)]
+    assert build._tally[("bn", "contexts/same_window_as_another_mention")] == 1
