@@ -105,7 +105,8 @@ class TokeniseMonoFn(_VocabDoFn):
     def process(self, element):
         lang, name, batch = element
         groups: dict[int, list] = {}
-        lines = tokens = 0
+        lines = tokens = unknown = 0
+        unk = self.sp.unk_id()
         # num_threads=1 everywhere: Beam already runs one DoFn per worker thread, and sentencepiece's
         # own pool of a batch encode made the process abort at exit ("terminate called without an
         # active exception", exit status 134) in 2 of 5 runs here.
@@ -114,10 +115,11 @@ class TokeniseMonoFn(_VocabDoFn):
                 self.tally("tokenise", "empty", lang)
                 yield dead_letter(f"{lang}/{name}", str(number), "tokenise", "empty", text)
                 continue
-            lines, tokens = lines + 1, tokens + len(ids)
+            lines, tokens, unknown = lines + 1, tokens + len(ids), unknown + ids.count(unk)
             groups.setdefault((number - 1) // self.pack_lines, []).append((number, ids))
         self.tally("mrtd", "lines", lang, lines)
         self.tally("mrtd", "line_tokens", lang, tokens)
+        self.tally("mrtd", "unknown_tokens", lang, unknown)
         for group, lines_ids in sorted(groups.items()):
             yield (lang, name, group), lines_ids
 
@@ -215,7 +217,8 @@ class TokenisePairsFn(_VocabDoFn):
     def process(self, batch):
         xs = self.sp.encode([p.src_text for p in batch], num_threads=1)
         ys = self.sp.encode([p.tgt_text for p in batch], num_threads=1)
-        usable, counts = [], collections.Counter()
+        usable, counts, unknown = [], collections.Counter(), collections.Counter()
+        unk = self.sp.unk_id()
         for pair, x_ids, y_ids in zip(batch, xs, ys):
             x_lang, y_lang = pair.tgt_lang.split("-")  # the readers carry the X-Y key there
             lang = xy_shards.pair_key(x_lang, y_lang)
@@ -229,9 +232,13 @@ class TokenisePairsFn(_VocabDoFn):
                 yield dead_letter(lang, pair.pair_id, "tokenise", "too_long", excerpt)
                 continue
             counts[lang] += 1
+            unknown[lang, "tokens"] += len(x_ids) + len(y_ids)
+            unknown[lang, "unknown_tokens"] += x_ids.count(unk) + y_ids.count(unk)
             usable.append(xy_shards.TokenisedPair(pair.pair_id, x_lang, y_lang, tuple(x_ids), tuple(y_ids)))
         for lang, n in sorted(counts.items()):
             self.tally("pairs", "usable", lang, n)
+        for (lang, metric), n in sorted(unknown.items()):
+            self.tally("pairs", metric, lang, n)
         if usable:
             yield usable
 

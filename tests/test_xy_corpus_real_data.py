@@ -88,3 +88,21 @@ def test_real_paragraphs_span_sequences_and_keep_every_token(real_run):
     for lang, sequences in by_lang.items():
         stream = [t for r in sorted(sequences, key=lambda r: r["id"]) for t in r["input_ids"][1:]]
         assert stream == [t for ids in encoded[lang] for t in (*ids, EOS_ID)], lang
+
+
+def test_unknown_tokens_are_counted_and_a_language_the_vocabulary_lacks_is_named(real_run, tmp_path, capsys):
+    tmp, out, stats, _ = real_run
+    unk = spm.SentencePieceProcessor(model_file=str(tmp / "vocap" / "spm.model")).unk_id()
+    for lang in ("en", "fr", "ro"):
+        in_rows = sum(r["input_ids"].count(unk) for r in rows(out, "mrtd") if r["lang"] == lang)
+        assert stats[lang].get("mrtd/unknown_tokens", 0) == in_rows, lang
+    # Greek (NTREX) through the en/fr/ro vocabulary: mostly <unk>, which only this line said.
+    greek = tmp_path / "el.txt"
+    greek.write_text("".join((SHARED / "parallel" / "ntrex128" / "el.txt").read_text(encoding="utf-8").splitlines(True)[:50]),
+                     encoding="utf-8")
+    capsys.readouterr()
+    job.run(["--mono", f"en={tmp / 'en.txt'}", "--mono", f"fr={tmp / 'fr.txt'}", "--mono", f"el={greek}",
+             "--bitext", f"en-fr={GOLD / 'enfr.src-tgt'}",
+             "--vocab", str(tmp / "vocap" / "spm.model"), "--output", str(tmp_path / "xy")])
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "<unk>" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: el: ") and "python -m pipelines.vocap" in warnings[0]
