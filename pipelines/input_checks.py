@@ -114,12 +114,27 @@ def check_dump(flag: str, lang: str, path: str, allow_language_mismatch: bool) -
         raise UsageError(f"{flag} {value!r}: unsupported file type ({kind}); give a pages-articles dump as .xml or "
                          f".xml.bz2{fix}") from None
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        _check_dump_bytes(flag, value, path, compression, f.read(64))
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
         info = siteinfo.read_siteinfo_from_file(f, compression)
     if info is None or allow_language_mismatch or siteinfo.declared_language_matches(lang, info):
         return
     site = info.dbname[: -len("wiki")].replace("_", "-") if info.dbname.endswith("wiki") else info.lang
     raise UsageError(f"{flag} {value!r}: the dump's siteinfo says xml:lang=\"{info.lang}\" (dbname {info.dbname or '?'}), "
                      f"not {lang}; declare it as {flag} {site or info.lang}={path}, or pass --allow_language_mismatch")
+
+
+def _check_dump_bytes(flag: str, value: str, path: str, compression: str, head: bytes) -> None:
+    """The name says how a dump is read; its first bytes must agree. Plain XML named .xml.bz2 was
+    read as one damaged bz2 region: the whole dump lost, behind a warning about its siteinfo."""
+    name = path.rsplit("/", 1)[-1]
+    is_bzip2 = head.startswith(b"BZh")
+    if compression == "bz2" and head and not is_bzip2:
+        looks_like = "plain XML" if head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<") else "not bzip2"
+        raise UsageError(f"{flag} {value!r}: {name} is {looks_like}, not bzip2 as its name says; "
+                         f"rename it to {name[:-len('.bz2')]} or compress it (bzip2 {name[:-len('.bz2')]})")
+    if compression == "none" and is_bzip2:
+        raise UsageError(f"{flag} {value!r}: {name} is bzip2-compressed; name it {name}.bz2")
 
 
 def check_mono_text(flag: str, by_lang: dict[str, list[str]]) -> None:

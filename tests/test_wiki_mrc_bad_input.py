@@ -89,3 +89,18 @@ def test_damaged_multistream_index_falls_back_to_one_sequential_read(tmp_path):
     assert [d["reason"] for d in dead_letters(tmp_path / "damaged") if d["stage"] == "read" and d["record_id"] == "index"] == [
         "bad_multistream_index"
     ]
+
+
+@needs_excerpt
+def test_a_dump_whose_bytes_contradict_its_name_is_refused_in_one_line(tmp_path):
+    # Plain XML named .xml.bz2 was read as one damaged bz2 region: the whole dump lost, exit status 0.
+    plain = tmp_path / "dewiki-pages-articles.xml.bz2"
+    plain.write_bytes(bz2.decompress(EXCERPT.read_bytes())[:100_000])
+    with pytest.raises(SystemExit, match=r"is plain XML, not bzip2 as its name says; rename it to "
+                                         r"dewiki-pages-articles\.xml") as err:
+        wiki_mrc.run(["--output", str(tmp_path / "out"), "--dump", f"en={plain}"])
+    assert "\n" not in str(err.value)
+    packed = tmp_path / "enwiki-pages-articles.xml"
+    packed.write_bytes(EXCERPT.read_bytes())
+    with pytest.raises(SystemExit, match=r"is bzip2-compressed; name it enwiki-pages-articles\.xml\.bz2"):
+        wiki_mrc.run(["--output", str(tmp_path / "out"), "--dump", f"en={packed}"])
