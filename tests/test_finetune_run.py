@@ -295,7 +295,14 @@ def test_a_missing_file_is_one_clear_line(tiny_mpmr, tmp_path):
                        "--eval", str(tmp_path / "nope.json"), "--output", str(tmp_path / "out")])
 
 
-def test_an_init_that_is_not_a_model_is_one_clear_line(data, tmp_path):
-    with pytest.raises(SystemExit, match="--init .*no_model: not a model folder"):
-        finetune.main(["--task", "pair", "--init", str(tmp_path / "no_model"), "--train", str(data["pair"]),
-                       "--eval", str(data["pair"]), "--output", str(tmp_path / "out")])
+def test_an_init_that_is_not_a_model_is_one_clear_line(data, tmp_path, monkeypatch):
+    # A folder that is not there, named as a user names one (runs/ exists): not Hugging Face's
+    # "Repo id must be in the form 'repo_name' or 'namespace/repo_name'".
+    (tmp_path / "runs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for init in (str(tmp_path / "no_model"), "runs/nonexist"):
+        with pytest.raises(SystemExit) as stop:
+            finetune.main(["--task", "pair", "--init", init, "--train", str(data["pair"]), "--eval", str(data["pair"]),
+                           "--output", str(tmp_path / "out")])
+        assert str(stop.value) == (f"training.finetune: --init {init}: no such folder (a saved model is a folder "
+                                   "holding config.json)")

@@ -122,6 +122,8 @@ def test_an_uncached_hub_init_offline_or_unreachable_is_one_line(few_rows, tmp_p
     # A reachable hub lets transformers download as before (the probe is the only thing asked here).
     assert run_folder.check_init_available(name, reachable=lambda: True) is None
     run_folder.check_init_available(str(few_rows))  # a local folder is never looked up
+    with pytest.raises(run_folder.RunFolderError, match="no such folder"):  # nor a path to one that is not there
+        run_folder.check_init_available(str(tmp_path / "runs" / "final"))
 
 
 def test_the_run_ends_by_printing_where_its_results_are(few_rows, tmp_path, capsys):  # noqa: F811

@@ -35,6 +35,7 @@ from training import finetune_loop
 from training.data.mpmr import MPMRCollator
 from training.models.mpmr import wae_loss
 from training.run import NonFiniteError
+from training.run_folder import RunFolderError, check_init_available
 from training.run_setup import autocast_for
 from training.tasks import conll, pair_cls, squad
 from training.tasks.bundled import sample_paths
@@ -261,6 +262,12 @@ def resolve(args: argparse.Namespace) -> argparse.Namespace:
         args.eval = [args.eval]
     if args.max_steps is not None and args.max_steps < 0:
         raise ValueError(f"--max_steps {args.max_steps}: must be >= 0")
+    if args.init:
+        try:
+            check_init_available(args.init, hint="give a saved model's folder, or run once with the network to fill "
+                                                 "the cache (HF_HOME)")
+        except RunFolderError as error:
+            raise ValueError(str(error)) from None
     return args
 
 

@@ -207,11 +207,16 @@ def hub_reachable(timeout: float = 3.0) -> bool:
         return False
 
 
-def check_init_available(init: str, reachable=hub_reachable) -> None:
+def check_init_available(init: str, reachable=hub_reachable, hint: str | None = None) -> None:
     """--init NAME not on disk and not in the local Hugging Face cache, offline or with the hub out of
     reach: one line instead of pages of retries. Never downloads anything."""
-    if Path(init).exists():
+    path = Path(init).expanduser()
+    if path.exists():
         return
+    if init.startswith(("/", "./", "../", "~")) or (len(path.parts) > 1 and Path(path.parts[0]).is_dir()):
+        # "runs/base/final" beside an existing runs/: a folder the user meant, not a hub name (whose
+        # "Repo id must be in the form 'repo_name' or 'namespace/repo_name'" said nothing of the path)
+        raise RunFolderError(f"--init {init}: no such folder (a saved model is a folder holding config.json)")
     from huggingface_hub import try_to_load_from_cache
 
     try:
@@ -220,8 +225,8 @@ def check_init_available(init: str, reachable=hub_reachable) -> None:
         raise RunFolderError(f"--init {init}: no such folder, and not a Hugging Face model name") from None
     if isinstance(cached, str):
         return
-    hint = ("use --config tiny (random, no download), a local folder, or run once with the network to fill the "
-            "cache (HF_HOME)")
+    hint = hint or ("use --config tiny (random, no download), a local folder, or run once with the network to fill "
+                    "the cache (HF_HOME)")
     if _offline():
         raise RunFolderError(f"--init {init}: not in the local Hugging Face cache and HF_HUB_OFFLINE is set; {hint}")
     if not reachable():
@@ -234,9 +239,11 @@ def check_init_available(init: str, reachable=hub_reachable) -> None:
 def result_lines(out: Path, model: str, step: int, best: dict | None, tensorboard: bool,
                  select_by: str | None = None) -> list[str]:
     """The closing summary. `select_by`: the metric best/ was chosen by, when there was a selection."""
-    loader = {"mpmr": "MPMRForWAE", "clism": "CLISMForPreTraining", "xylent": "AutoModel"}[model]
+    # XY-LENT's classes are saved beside its weights (auto_map): AutoModel loads them only when told to.
+    loader = {"mpmr": "MPMRForWAE.from_pretrained", "clism": "CLISMForPreTraining.from_pretrained",
+              "xylent": "AutoModel.from_pretrained(..., trust_remote_code=True)"}[model]
     lines = [f"training.run: done at step {step}; results in {out}",
-             f"  final model:  {out / 'final'}   ({loader}.from_pretrained)"]
+             f"  final model:  {out / 'final'}   ({loader})"]
     if best:
         lines.append(f"  best model:   {out / 'best'}   ({best['metric']} {best['value']:.4f} at step {best['step']}, "
                      "held-out)")
