@@ -52,6 +52,7 @@ class AnswerWords(NamedTuple):
     # (3 p.m.) "um" is a function word, "Uhr" is not. A capitalised word that does not open a
     # sentence is kept.
     capitalises_nouns: bool = False
+    number_word: Callable[[str], bool] = str.isdigit  # spaCy's like_num for the language ("fünf", "έξι")
 
 
 PUNCTUATION_RULES_ONLY = AnswerWords(frozenset(), frozenset(), frozenset())
@@ -75,9 +76,28 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
     source = source_words[span_start : span_end + 1]
     links = [(i - span_start, j) for i, j in alignment if span_start <= i <= span_end]
     start, end = trim_answer_edges(source, target_words, *projected, links, label, source_stop_words, words)
-    if uninformative_answer(source, target_words[start : end + 1], label, words):
+    answer = target_words[start : end + 1]
+    if uninformative_answer(source, answer, label, words):
         return "target_only_stop_words"
+    if _has_digit(source) and not _has_digit(answer) and not any(words.number_word(w.lower()) for w in answer):
+        return "number_without_digit"
+    if label not in VALUE_LABELS and _has_clause_comma(answer) and not _has_clause_comma(source):
+        return "comma_inside_name"
     return Answer(start, end, (start, end) != projected)
+
+
+# Numerals of the scripts that write numbers without digits: a translation may give 375,000 as
+# 37.5万 or 三十七万五千.
+_NUMERAL_CHARS = frozenset("〇零一二三四五六七八九十百千万萬亿億兆两兩")
+_CLAUSE_COMMAS = frozenset({",", "،", "，", "、", "﹐", "､"})
+
+
+def _has_digit(words: Sequence[str]) -> bool:
+    return any(ch.isdigit() or ch in _NUMERAL_CHARS for word in words for ch in word)
+
+
+def _has_clause_comma(words: Sequence[str]) -> bool:
+    return any(ch in _CLAUSE_COMMAS for word in words for ch in word)
 
 
 def drop_overlapping(answers: list[tuple]) -> tuple[list[tuple], int]:
@@ -101,11 +121,11 @@ def answer_words(lang: str) -> AnswerWords:
         stops = stop_words(lang)
     except ValueError:  # --pretokenized accepts any code: punctuation rules only
         return PUNCTUATION_RULES_ONLY
-    if lang.split("-")[0] in NAMES_SPELLED_WITH_STOP_WORDS:
-        return AnswerWords(stops, frozenset(), frozenset())
     is_number = _number_word_test(lang)
+    if lang.split("-")[0] in NAMES_SPELLED_WITH_STOP_WORDS:
+        return AnswerWords(stops, frozenset(), frozenset(), number_word=is_number)
     value_edge_words = frozenset(w for w in stops if len(w) <= 3 and not is_number(w))
-    return AnswerWords(stops, stops, value_edge_words, lang.split("-")[0] in _CAPITALISED_NOUN_LANGS)
+    return AnswerWords(stops, stops, value_edge_words, lang.split("-")[0] in _CAPITALISED_NOUN_LANGS, is_number)
 
 
 _CAPITALISED_NOUN_LANGS = frozenset({"de", "lb", "bar", "nds", "als", "pfl", "ksh"})

@@ -110,7 +110,8 @@ def test_sample_stats_account_for_every_line_and_row(sample_run):
         dropped = stats.get((lang, "pairs/no_span"), 0) + stats.get((lang, "pairs/no_span_projected"), 0)
         assert kept[lang] + dropped == 42
         projected_away = sum(stats.get((lang, f"project/{reason}"), 0)
-                             for reason in ("unaligned", "scattered", "target_only_stop_words", "overlapping_answers"))
+                             for reason in ("unaligned", "scattered", "target_only_stop_words", "number_without_digit",
+                                            "comma_inside_name", "overlapping_answers"))
         assert stats[(lang, "ner/informative_spans")] == spans[lang] + projected_away
 
 
