@@ -33,6 +33,9 @@ def import_spacy():
 # name elsewhere (an anchor, the other mentions of an entity), so both are added as suffixes.
 _SCRIPTS_MISSING_FROM_SPACY_ALPHA = "\u0531-\u058f\u0a80-\u0aff\u0d00-\u0d7f\u0f00-\u0fff\u10a0-\u10ff"
 _SCRIPT_SENTENCE_MARKS = "\u0589\u055d\u0f0d\u0f0e\u0965"
+# Marks that are never inside a word: those above, the danda, CJK full-width ones, and the Arabic
+# comma, semicolon and question mark.
+_WORD_SEPARATING_MARKS = _SCRIPT_SENTENCE_MARKS + "\u0964。，、！？；：\u060c\u061b\u061f"
 _EXTRA_SPACY_SUFFIXES = (rf"(?<=[{_SCRIPTS_MISSING_FROM_SPACY_ALPHA}])\.", f"[{_SCRIPT_SENTENCE_MARKS}]")
 
 
@@ -54,9 +57,10 @@ def blank_spacy_tokenizer(lang: str, config: dict | None = None):
     if lang in _ARABIC_SCRIPT_LANGS:
         suffixes.append(_ARABIC_SCRIPT_FINAL_DOT)
     prefixes = list(defaults.prefixes or ()) + [f"[{_SCRIPT_SENTENCE_MARKS}]"]  # verse numbers: "॥२८॥"
-    # Authors often leave out the space after these marks ("দিবস।বাংলাদেশে", "Սանտյագոն։Հյուսիսից"),
-    # and CJK ones need none (a vi page quoting classical Chinese in Latin letters: "canh。phó").
-    infixes = list(defaults.infixes or ()) + [f"[{_SCRIPT_SENTENCE_MARKS}\u0964。，、！？；：]", *_GLUED_BRACKETS]
+    # Authors often leave out the space after these marks ("দিবস।বাংলাদেশে", "Սանտյագոն։Հյուսիսից",
+    # ar "سنوات،وذلك" in NTREX), and CJK ones need none (a vi page quoting classical Chinese in Latin
+    # letters: "canh。phó").
+    infixes = list(defaults.infixes or ()) + [f"[{_WORD_SEPARATING_MARKS}]", *_GLUED_BRACKETS]
     overrides = {"suffixes": suffixes, "prefixes": prefixes, "infixes": infixes}
     if defaults.url_match is not None:
         overrides["url_match"] = staticmethod(_url_match_without_sentence_marks(defaults.url_match))
@@ -78,7 +82,7 @@ _GLUED_BRACKETS = (
 )
 
 
-_SENTENCE_MARKS_RE = re.compile(f"[{_SCRIPT_SENTENCE_MARKS}\u0964。，、！？；：]")
+_SENTENCE_MARKS_RE = re.compile(f"[{_WORD_SEPARATING_MARKS}]")
 
 
 def _url_match_without_sentence_marks(url_match):

@@ -250,8 +250,9 @@ def _build_th() -> WordTokenizer:
 # newmm leaves brackets and double quotes on the Latin words and numbers of Thai text ("(NRCC)",
 # '"Trump"', "(3.6"), where every other tokeniser here splits them off: a word then never equals the
 # same word elsewhere (an anchor, an aligned English word). Apostrophes stay ("'s").
+# A comma or another clause mark after them goes too ("L'Oreal,", "(Paris),", NTREX th).
 _OPENING_MARKS = frozenset('([{"“«「『（［｛')
-_CLOSING_MARKS = frozenset(')]}"”»」』）］｝')
+_CLOSING_MARKS = frozenset(')]}"”»」』）］｝,;:!?')
 
 
 def _split_edge_marks(tokens: list[str]) -> list[str]:

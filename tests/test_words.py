@@ -379,3 +379,13 @@ def test_direction_controls_are_not_part_of_words():
     assert get_tokenizer("sw").tokenize("Afrika\u200f na") == ["Afrika", "na"]
     text = "মুসলমান\u200e ভাষা"
     assert_surface_words(get_tokenizer("bn").tokenize(text), text.replace("\u200e", " "))
+
+
+def test_arabic_clause_marks_and_thai_trailing_commas_are_words_of_their_own():
+    # Real NTREX ar "منذ سبع سنوات،وذلك" (the space after the Arabic comma left out) gave the word
+    # "سنوات،وذلك" and CLISM answers such as "seven years ago" -> "منذ سبع سنوات،وذلك".
+    assert get_tokenizer("ar").tokenize("منذ سبع سنوات،وذلك حسب") == ["منذ", "سبع", "سنوات", "،", "وذلك", "حسب"]
+    assert get_tokenizer("fa").tokenize("سلام،دنیا") == ["سلام", "،", "دنیا"]
+    assert get_tokenizer("ur").tokenize("دنیا؟ہاں؛ٹھیک") == ["دنیا", "؟", "ہاں", "؛", "ٹھیک"]
+    # newmm kept the comma on a Latin word or bracket in Thai text: "(Paris),".
+    assert get_tokenizer("th").tokenize("ที่ (Paris), ในปี 2020, และ") == ["ที่", "(", "Paris", ")", ",", "ใน", "ปี", "2020", ",", "และ"]
