@@ -10,6 +10,7 @@ are in docs/clism_pairs.md.
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import sys
@@ -20,7 +21,7 @@ import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from corpora import parallel
+from corpora import language_check, parallel
 from corpora.aligners import SIMALIGN_METHODS, SYMMETRISATIONS
 from corpora.ner_spans import MAX_SPAN_WORDS, NER_CACHE_ENTRIES, ner_pipeline_available
 from corpora.schemas import CLISM_SCHEMA
@@ -48,6 +49,9 @@ class ClismPairsOptions(PipelineOptions):
         parser.add_argument("--pretokenized", action="store_true",
                             help="both sides are already tokenised, words separated by spaces (as the alignment gold sets)")
         parser.add_argument("--max_words", type=int, default=100, help="drop pairs with a side longer than this many words")
+        parser.add_argument("--allow_language_mismatch", action="store_true",
+                            help="run even when a side does not read as its declared language (checked on the "
+                                 "first 100 pairs by its share of function words)")
         parser.add_argument("--spacy_model", default="en_core_web_sm",
                             help="spaCy pipeline with an ner component, a package name or a path (default %(default)s)")
         parser.add_argument("--entity_labels", default="",
@@ -95,6 +99,31 @@ def sample_dir() -> str:
     return str(resources.files("corpora") / "samples" / "parallel")
 
 
+def first_pairs(source: parallel.PairSource, n: int) -> list[parallel.ParallelPair]:
+    """The first n well-formed pairs of a source, English first, read as the job reads them."""
+    handles = [FileSystems.open(path) for path in source.paths]
+    try:
+        lines = [(raw for raw in handle) for handle in handles]
+        if len(handles) == 2:
+            first, second = lines if source.english_first else lines[::-1]
+            records = parallel.read_two_files(first, second, source._replace(english_first=True), "check", 10**9)
+        else:
+            records = parallel.read_single_file(lines[0], source, "check", 10**9)
+        return list(itertools.islice((r for r in records if isinstance(r, parallel.ParallelPair)), n))
+    finally:
+        for handle in handles:
+            handle.close()
+
+
+def check_side_languages(value: str, source: parallel.PairSource, pretokenized: bool) -> None:
+    """Sides swapped or a wrong file: one line before anything runs (corpora/language_check.py)."""
+    pairs = first_pairs(source, language_check.SAMPLE_LINES)
+    problem = language_check.language_mismatch([p.src_text for p in pairs], [p.tgt_text for p in pairs],
+                                               source.tgt_lang, pretokenized)
+    if problem:
+        raise UsageError(f"--pairs {value!r} (its first {len(pairs)} pairs): {problem}; or pass --allow_language_mismatch")
+
+
 def plan(opts) -> tuple[list[parallel.PairSource], str]:
     """Validate the options (one-line errors) and list the parallel sources to read."""
     for name in ("max_words", "max_span_words", "align_shards", "eflomal_samplers", "ner_batch_size",
@@ -125,6 +154,8 @@ def plan(opts) -> tuple[list[parallel.PairSource], str]:
             raise UsageError(
                 f"--pairs {value!r}: no word tokenizer for {source.tgt_lang!r} (have {' '.join(SUPPORTED_LANGS)}); "
                 "tokenise the text yourself and pass --pretokenized")
+        if not opts.allow_language_mismatch:
+            check_side_languages(value, source, opts.pretokenized)
         sources.append(source)
     if opts.aligner == "eflomal":
         try:

@@ -321,3 +321,18 @@ def test_a_dotted_name_grows_on_its_missing_side_and_brackets_close():
     # a lone dot is no answer to grow
     assert answer("John Street", "· 街", 0, 0, [(0, 0)], "PERSON", "zh") == "·"
     assert answer("the EU", "สหภาพ ยุโรป ( EU ) ได้", 0, 3, [(1, 0), (1, 3)], "ORG", "th") == "สหภาพ ยุโรป ( EU )"
+
+
+def test_sides_swapped_or_in_another_language_are_refused_in_one_line(tmp_path):
+    sample = Path(clism_pairs.sample_dir())
+    english, french = sample / "en-fr.en", sample / "en-fr.fr"
+    with pytest.raises(SystemExit, match=r"the fr side reads as English .* the sides are swapped; give English first"):
+        clism_pairs.run(["--output", str(tmp_path / "a"), "--pairs", f"fr={french},{english}"])
+    with pytest.raises(SystemExit, match=r"the fr side reads as English too"):
+        clism_pairs.run(["--output", str(tmp_path / "b"), "--pairs", f"fr={english},{english}"])
+    # Hindi text declared as Arabic: no Arabic function word in it.
+    with pytest.raises(SystemExit, match=r"the ar side does not read as ar \(0\.0% .*declare the language it is in"):
+        clism_pairs.run(["--output", str(tmp_path / "c"), "--pairs", f"ar={sample / 'en-hi.txt'}"])
+    # The user may know better (a text of names and numbers, a language with few function words).
+    stats = run_job(tmp_path / "d", "--pairs", f"fr={french},{english}", "--allow_language_mismatch")
+    assert stats[("en-fr", "read/lines")] == 42
