@@ -38,6 +38,8 @@ SAMPLE_PAIRS = ("fr=en-fr.en,en-fr.fr", "ar=en-ar.tsv", "hi=en-hi.txt", "vi=en-v
 
 
 class ClismPairsOptions(PipelineOptions):
+    shared_options = (common.LanguageCheckOptions,)
+
     @classmethod
     def _add_argparse_args(cls, parser):
         parser.add_argument(
@@ -49,9 +51,6 @@ class ClismPairsOptions(PipelineOptions):
         parser.add_argument("--pretokenized", action="store_true",
                             help="both sides are already tokenised, words separated by spaces (as the alignment gold sets)")
         parser.add_argument("--max_words", type=int, default=100, help="drop pairs with a side longer than this many words")
-        parser.add_argument("--allow_language_mismatch", action="store_true",
-                            help="run even when a side does not read as its declared language (checked on the "
-                                 "first 100 pairs by its share of function words)")
         parser.add_argument("--spacy_model", default="en_core_web_sm",
                             help="spaCy pipeline with an ner component, a package name or a path (default %(default)s)")
         parser.add_argument("--entity_labels", default="",

@@ -51,12 +51,28 @@ class JobOptions(PipelineOptions):
                             "something else) wrote; an earlier run of the same job is replaced without it")
 
 
+class LanguageCheckOptions(PipelineOptions):
+    """--allow_language_mismatch, for the jobs that check an input's language (wiki_mrc's siteinfo,
+    clism_pairs' sides): defined once, for the reason JobOptions is. A job lists it in its options
+    class's `shared_options`."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        parser.add_argument("--allow_language_mismatch", action="store_true",
+                            help="run even when an input does not look like the language it is declared as (a "
+                            "dump's siteinfo, a parallel side's function words); without it the job stops first")
+
+
+def option_classes(options_cls) -> list:
+    """The job's options class, the flags every job shares, and the shared groups it takes."""
+    return [options_cls, JobOptions, *getattr(options_cls, "shared_options", ())]
+
+
 def job_options(options: PipelineOptions, options_cls, job: str) -> SimpleNamespace:
     """The shared and the job's own flags in one namespace."""
-    values = {
-        **options.view_as(JobOptions).get_all_options(current_only=True),
-        **options.view_as(options_cls).get_all_options(current_only=True),
-    }
+    values = {}
+    for cls in reversed(option_classes(options_cls)):
+        values.update(options.view_as(cls).get_all_options(current_only=True))
     values["output"] = values["output"] or f"./output/{job}"
     return SimpleNamespace(**values)
 
@@ -120,8 +136,8 @@ def run_job(argv, job: str, options_cls, description: str, plan, build, summaris
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     prog = f"python -m pipelines.{job}"
-    help_requested(argv, [options_cls, JobOptions], description, prog)
-    check_job_argv(argv, [options_cls, JobOptions], prog)  # a typo must not run the job on the sample
+    help_requested(argv, option_classes(options_cls), description, prog)
+    check_job_argv(argv, option_classes(options_cls), prog)  # a typo must not run the job on the sample
     options = PipelineOptions(argv)
     opts = job_options(options, options_cls, job)
     logging.getLogger().setLevel(logging.INFO if opts.verbose else logging.WARNING)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import sys
 from typing import NamedTuple
 
 import apache_beam as beam
@@ -120,10 +121,12 @@ def siteinfo_namespaces(path: str) -> tuple:
         with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
             info = siteinfo.read_siteinfo_from_file(f, dumps.compression_for(path))
     except Exception as error:  # a head we cannot read costs the local names, never the job
-        logging.warning("%s: cannot read <siteinfo> (%s); using the language table's namespace names", path, error)
+        print(f"warning: {path}: cannot read <siteinfo> ({error}); using the language table's namespace names",
+              file=sys.stderr)
         return ()
     if info is None or not info.namespaces:
-        logging.warning("%s: no <siteinfo> namespaces; using the language table's names", path)
+        # A `warning:` line as the job's others are, not logging's "WARNING:root:".
+        print(f"warning: {path}: no <siteinfo> namespaces; using the language table's names", file=sys.stderr)
         return ()
     return tuple(sorted(info.namespaces.items()))
 

@@ -61,6 +61,8 @@ JOB = "wiki_mrc"
 
 
 class WikiMrcOptions(PipelineOptions):
+    shared_options = (common.LanguageCheckOptions,)
+
     @classmethod
     def _add_argparse_args(cls, parser):
         parser.add_argument(
@@ -84,9 +86,6 @@ class WikiMrcOptions(PipelineOptions):
                             help="pages larger than this go to the dead letter (the largest real articles are ~2 MB; default %(default)s)")
         parser.add_argument("--entities_per_bucket", type=int, default=64,
                             help="entities that exchange contexts for unanswerable examples (default %(default)s)")
-        parser.add_argument("--allow_language_mismatch", action="store_true",
-                            help="read a --dump whose siteinfo (xml:lang, dbname) names another language than "
-                            "the one declared; without it such a dump stops the job before it starts")
 
 
 def plan(opts) -> tuple[list[DumpSpec], str]:
@@ -253,6 +252,8 @@ def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
 def _no_examples_note(lang: str, counts: dict) -> str:
     """A language with no rows gets a line that says why, rather than a row of zeros alone."""
     above, below = counts.get("entities/above_min_mentions", 0), counts.get("entities/below_min_mentions", 0)
+    if not counts.get("pages/article", 0):  # an empty dump, or one without <page>: its warning says which
+        return f"note: {lang}: no examples: the dump gave no article (see the warning below)"
     if above:
         return f"note: {lang}: no examples although {above:,} entities have enough mentions; see the counts below"
     links, missing = counts.get("mentions/links", 0), counts.get("mentions/missing_target", 0)

@@ -211,7 +211,8 @@ def test_a_language_without_examples_gets_a_line_saying_why():
 
     counts = [("de", "entities/below_min_mentions", 44), ("en", "entities/above_min_mentions", 2),
               ("en", "entities/with_examples", 2), ("en", "examples/answerable", 20),
-              ("vi", "mentions/links", 1320), ("vi", "mentions/missing_target", 1312)]
+              ("vi", "mentions/links", 1320), ("vi", "mentions/missing_target", 1312),
+              ("de", "pages/article", 60), ("vi", "pages/article", 70), ("el", "read/empty_input", 1)]
     stats = pa.Table.from_pylist([dict(zip(("lang", "metric", "value"), c)) for c in counts], schema=STATS_SCHEMA)
     printed = io.StringIO()
     print_summary(stats, 1.0, printed)
@@ -219,6 +220,8 @@ def test_a_language_without_examples_gets_a_line_saying_why():
     assert notes == ["note: de: no examples: no entity has enough mentions (44 have fewer; 0 of 0 links point to pages "
                      "the dump lacks); a bigger dump or a lower --min_mentions gives some",
                      # none with fewer either: "no entity has enough (0 have fewer)" read as a contradiction
+                     # an empty dump: not "no article is linked from another (0 of 0 links ...)"
+                     "note: el: no examples: the dump gave no article (see the warning below)",
                      "note: vi: no examples: no article of the dump is linked from another (1,312 of 1,320 links "
                      "point to pages the dump lacks); a bigger dump gives some"]
 
