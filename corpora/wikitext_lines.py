@@ -7,7 +7,7 @@ import re
 from html.entities import html5
 
 from corpora.languages import WikiLanguage
-from corpora.wikitext_markers import BOLD_CLOSE, BOLD_OPEN, HEADING, MARKER_CHARS, NOWIKI_PIPE
+from corpora.wikitext_markers import BOLD_CLOSE, BOLD_OPEN, CATEGORY_LINK, HEADING, MARKER_CHARS, NOWIKI_PIPE
 
 # HTML tags MediaWiki accepts (Sanitizer) plus extension tags whose content is text: unwrapped.
 _BLOCK_TAGS = "p|div|blockquote|center|ul|ol|li|dl|dt|dd|table|caption|tr|td|th|h[1-6]|hr"
@@ -244,6 +244,8 @@ def tidy(text: str, language: WikiLanguage) -> str:
     if _RESIDUE_PAIR_RE.search(text):
         text = _repair_brackets(text)
     text = _DOUBLED_SEPARATOR_RE.sub(r"\1", text)
+    if CATEGORY_LINK in text:
+        text = "\n".join(_without_category_navigation(line) for line in text.split("\n"))
     # A line without a letter or digit is what removed markup left ("." after "* {{DMOZ|..}}.");
     # such lines are short, so only short lines pay for the regex.
     lines = [line for line in (line.strip(" ") for line in text.split("\n")) if len(line) > 8 or _WORD_RE.search(line)]
@@ -256,6 +258,21 @@ def tidy(text: str, language: WikiLanguage) -> str:
     if HEADING in text:
         lines = _without_headings(lines, language)
     return "\n".join(line for line in lines if line)
+
+
+_CATEGORY_LINK_RE = re.compile(f"{CATEGORY_LINK}[^{CATEGORY_LINK}\n]*{CATEGORY_LINK}")
+_NAVIGATION_WORDS = 3
+
+
+def _without_category_navigation(line: str) -> str:
+    """A line of category links and at most three other words ("Дивись також Категорія:Народились
+    1815", "See also Category:X") is navigation and goes; in a longer line the link's text stays."""
+    if CATEGORY_LINK not in line:
+        return line
+    rest = _CATEGORY_LINK_RE.sub(" ", line)
+    if sum(1 for word in rest.split() if _WORD_RE.search(word)) <= _NAVIGATION_WORDS:
+        return ""
+    return line.replace(CATEGORY_LINK, "")
 
 
 # A line that still holds a pipe once every link, template, table and file is gone is not prose:

@@ -8,7 +8,15 @@ import re
 from corpora.languages import WikiLanguage
 from corpora.titles import has_fragment, names_page, normalise_title, strip_qualifier
 from corpora.wikitext_lines import HTML_TAG_RE, URL_START_RE
-from corpora.wikitext_markers import ANCHOR_CLOSE, ANCHOR_INDEX_END, ANCHOR_OPEN, KEPT_SPACE, NOWIKI_EDGE, append_after_cut
+from corpora.wikitext_markers import (
+    ANCHOR_CLOSE,
+    ANCHOR_INDEX_END,
+    ANCHOR_OPEN,
+    CATEGORY_LINK,
+    KEPT_SPACE,
+    NOWIKI_EDGE,
+    append_after_cut,
+)
 
 # ── 4. internal links ──
 
@@ -123,6 +131,12 @@ def _render_link(body: str, nested: bool, following: str, out: list[str], target
     if "\n" in shown or "<" in shown:
         shown = _single_line(shown)
     normalised = normalise_title(title) if kind is None else ""
+    if kind == "category" and not bar:
+        # "[[:Категорія:Народились 1815]]" shows its title with the namespace: ukwiki's year pages hold
+        # "''Дивись також [[:Категорія:Народились 1815]]''" lines, in 27% of the uk rows. Marked, so
+        # that tidy can drop such a line whole (a labelled link is prose: "[[:Категорія:X|поетів]]").
+        out.append(CATEGORY_LINK + shown + CATEGORY_LINK)
+        return used
     if not normalised:  # another namespace, another wiki, or a same-page "#Section" link
         # "[[#Section]]" at a line's start shows "#Section"; the mark keeps the list pass off its "#"
         out.append(NOWIKI_EDGE + shown if shown and shown[0] in _LIST_MARKER_CHARS else shown)

@@ -11,7 +11,10 @@ import re
 # See the module docstring. \x03 stands for a space inside link text that must survive collapsing.
 ANCHOR_OPEN, ANCHOR_INDEX_END, ANCHOR_CLOSE = "\x01", "\x1f", "\x02"
 KEPT_SPACE, BOLD_OPEN, BOLD_CLOSE, NOWIKI_EDGE, HEADING = "\x03", "\x04", "\x05", "\x06", "\x07"
-MARKER_CHARS = "\x01\x02\x03\x04\x05\x06\x07\x1f"
+# Around the text of a link to a category page with no label of its own ("Категорія:Народились 1815"):
+# tidy decides whether its line is navigation (corpora/wikitext_lines.py).
+CATEGORY_LINK = "\x08"
+MARKER_CHARS = "\x01\x02\x03\x04\x05\x06\x07\x08\x1f"
 
 # <nowiki> content: markup characters moved to Supplementary Private Use Area-A so no pass sees them,
 # moved back at the very end (one character for one, so offsets are unaffected).
