@@ -34,8 +34,9 @@ anchor (their patterns exclude the marker characters), and an anchor carries its
 whole anchor (an empty section's heading) cannot shift the others.
 
 Choices where MediaWiki's output is not plain text:
-  * headings are kept, as their text on a line of their own; a heading with no text under it
-    (before the next heading of the same or a higher level, e.g. "References") is dropped;
+  * headings are dropped (a heading is not prose: no context reads "history. Origin of the term
+    The noun"), and a tail section (See also, References, … in the wiki's language) goes with
+    everything under it;
   * templates are dropped with their output (no expansion: no template bodies are available), so
     is a bold name written inside one ({{Nihongo|'''Aikido'''|...}});
   * an unclosed "{{" or "[[" or "<ref>" is dropped alone and the text after it kept (MediaWiki shows
