@@ -9,9 +9,9 @@ level that is not one (corpora/wikitext_lines.py), so a content section that sha
 ("Література" in an article on a country's culture) costs that one section.
 
 Where the names come from:
-  * uk, hy, mr: the headings of the real dumps (`../shared`-style excerpts of each wiki): the ones
-    whose section holds the page's `<references/>` or reference-list template, and the appendix
-    headings among each page's last four; counted, with the count of pages in the comment.
+  * uk, hy, mr: the headings of real (truncated) dumps of those wikis, 512, 279 and 949 articles:
+    the ones whose section holds the page's `<references/>` or reference-list template, and the
+    appendix headings among each page's last four; the counts are in the comments.
   * the others: the appendix headings each wiki's manual of style prescribes (its equivalent of
     en's MOS:LAYOUT), with the spelling variants in common use. No dump of these wikis is here, so
     they are unverified against real pages; a missing name only leaves a section in, as before.
