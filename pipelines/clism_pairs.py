@@ -102,7 +102,7 @@ def first_pairs(source: parallel.PairSource, n: int) -> list[parallel.ParallelPa
     """The first n well-formed pairs of a source, English first, read as the job reads them."""
     handles = [FileSystems.open(path) for path in source.paths]
     try:
-        lines = [(raw for raw in handle) for handle in handles]
+        lines = [iter(handle.readline, b"") for handle in handles]  # as ReadPairsFn reads (compressed files too)
         if len(handles) == 2:
             first, second = lines if source.english_first else lines[::-1]
             records = parallel.read_two_files(first, second, source._replace(english_first=True), "check", 10**9)
