@@ -286,3 +286,21 @@ def test_xnli_test_file_filtered_by_language(tmp_path):
     (tmp_path / "paws.tsv").write_text("sentence1\tsentence2\tlabel\nA\tB\t1\n")
     with pytest.raises(ValueError, match="no 'language' column"):
         pair_cls.read_pairs(tmp_path / "paws.tsv", "de")
+
+
+def test_gzipped_conll_and_pair_files_are_read_and_a_misnamed_one_is_named(tmp_path):
+    import gzip
+
+    conll_text = "Angela B-PER\nMerkel I-PER\nbesucht O\nParis B-LOC\n\n"
+    (tmp_path / "de.train.conll.gz").write_bytes(gzip.compress(conll_text.encode()))
+    assert [s.tokens for s in conll.read_conll(tmp_path / "de.train.conll.gz")] == [["Angela", "Merkel", "besucht", "Paris"]]
+    pairs_text = "premise\thypothesis\tlabel\nEr kam.\tEr ging.\tcontradiction\n"
+    (tmp_path / "xnli.tsv.gz").write_bytes(gzip.compress(pairs_text.encode()))
+    assert [p.label for p in pair_cls.read_pairs(tmp_path / "xnli.tsv.gz")] == ["contradiction"]
+    # A gzip file under a plain name said only "'utf-8' codec can't decode byte 0x8b in position 1".
+    (tmp_path / "de.train.conll").write_bytes(gzip.compress(conll_text.encode()))
+    with pytest.raises(ValueError, match=r"de\.train\.conll: not UTF-8 text .*expected CoNLL"):
+        conll.read_conll(tmp_path / "de.train.conll")
+    (tmp_path / "xnli.tsv").write_bytes(gzip.compress(pairs_text.encode()))
+    with pytest.raises(ValueError, match=r"xnli\.tsv: not UTF-8 text .*expected a TSV"):
+        pair_cls.read_pairs(tmp_path / "xnli.tsv")

@@ -15,6 +15,7 @@ Metric: entity-level micro precision/recall/F1, an entity right when its span an
 """
 from __future__ import annotations
 
+import gzip
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,9 +58,14 @@ def bio_entities(tags: list[str]) -> list[tuple[int, int, str]]:
 def read_conll(path: str | Path) -> list[Sentence]:
     sentences, tokens, tags = [], [], []
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        raw = Path(path).read_bytes()
+        lines = (gzip.decompress(raw) if str(path).endswith(".gz") else raw).decode("utf-8").splitlines()
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: file not found") from None
+    except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as e:
+        # A .gz under another name read as text said only "'utf-8' codec can't decode byte 0x8b".
+        raise ValueError(f"{path}: not UTF-8 text ({e}); expected CoNLL, a token and a BIO tag a line "
+                         "(.gz when the name ends in .gz)") from None
 
     def flush():
         if tokens:

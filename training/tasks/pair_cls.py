@@ -26,6 +26,7 @@ entailment/neutral/contradiction ("contradictory", in the XNLI train files, is c
 from __future__ import annotations
 
 import csv
+import gzip
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,40 +60,49 @@ class PairExample:
 def read_pairs(path: str | Path, language: str | None = None) -> list[PairExample]:
     """Every pair of a TSV file; with `language`, only the rows whose `language` column holds it (the
     XNLI dev/test files hold all 15 languages in one file)."""
+    opener = gzip.open if str(path).endswith(".gz") else open
     try:
-        handle = open(path, encoding="utf-8", newline="")  # noqa: SIM115  closed below
+        handle = opener(path, "rt", encoding="utf-8", newline="")  # noqa: SIM115  closed below
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: file not found") from None
-    with handle:
-        # QUOTE_NONE: the sentences contain unbalanced quotes, and the files are plain tab-separated.
-        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-        first = next(reader, [])
-        header = [h.strip().lower() for h in first]
-        names = next(((a, b) for a, b in _COLUMNS if a in header and b in header), None)
-        label = next((c for c in ("label", "gold_label") if c in header), None)
-        headerless = (names is None or label is None) and len(header) == 3 and header[2] in _KNOWN_LABELS
-        if headerless:
-            header = ["premise", "hypothesis", "label"]
-            reader = itertools.chain([first], reader)
-        elif names is None or label is None:
-            raise ValueError(f"{path}: header {header} lacks sentence1/sentence2/label or premise/hypothesis/label "
-                             "columns; give the file a header line (e.g. premise<TAB>hypothesis<TAB>label)")
-        c1, c2, cl = (0, 1, 2) if headerless else (header.index(names[0]), header.index(names[1]), header.index(label))
-        cid = header.index("id") if "id" in header else None
-        if language is not None and "language" not in header:
-            raise ValueError(f"{path}: no 'language' column to select {language!r} from")
-        clang = header.index("language") if language is not None else None
-        examples = []
-        for n, cols in enumerate(reader, 1 if headerless else 2):
-            if not any(c.strip() for c in cols):
-                continue
-            if len(cols) <= max(c1, c2, cl):
-                raise ValueError(f"{path}:{n}: {len(cols)} columns, the header has {len(header)}")
-            if clang is not None and cols[clang].strip() != language:
-                continue
-            value = cols[cl].strip().lower()
-            examples.append(PairExample(cols[cid] if cid is not None else str(n if headerless else n - 1), cols[c1], cols[c2],
-                                        _ALIASES.get(value, value)))
+    try:
+        with handle:
+            return _read_pair_rows(handle, path, language)
+    except (UnicodeDecodeError, gzip.BadGzipFile, EOFError) as e:
+        raise ValueError(f"{path}: not UTF-8 text ({e}); expected a TSV of premise, hypothesis, label "
+                         "(.gz when the name ends in .gz)") from None
+
+
+def _read_pair_rows(handle, path, language: str | None) -> list[PairExample]:
+    # QUOTE_NONE: the sentences contain unbalanced quotes, and the files are plain tab-separated.
+    reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+    first = next(reader, [])
+    header = [h.strip().lower() for h in first]
+    names = next(((a, b) for a, b in _COLUMNS if a in header and b in header), None)
+    label = next((c for c in ("label", "gold_label") if c in header), None)
+    headerless = (names is None or label is None) and len(header) == 3 and header[2] in _KNOWN_LABELS
+    if headerless:
+        header = ["premise", "hypothesis", "label"]
+        reader = itertools.chain([first], reader)
+    elif names is None or label is None:
+        raise ValueError(f"{path}: header {header} lacks sentence1/sentence2/label or premise/hypothesis/label "
+                         "columns; give the file a header line (e.g. premise<TAB>hypothesis<TAB>label)")
+    c1, c2, cl = (0, 1, 2) if headerless else (header.index(names[0]), header.index(names[1]), header.index(label))
+    cid = header.index("id") if "id" in header else None
+    if language is not None and "language" not in header:
+        raise ValueError(f"{path}: no 'language' column to select {language!r} from")
+    clang = header.index("language") if language is not None else None
+    examples = []
+    for n, cols in enumerate(reader, 1 if headerless else 2):
+        if not any(c.strip() for c in cols):
+            continue
+        if len(cols) <= max(c1, c2, cl):
+            raise ValueError(f"{path}:{n}: {len(cols)} columns, the header has {len(header)}")
+        if clang is not None and cols[clang].strip() != language:
+            continue
+        value = cols[cl].strip().lower()
+        examples.append(PairExample(cols[cid] if cid is not None else str(n if headerless else n - 1), cols[c1], cols[c2],
+                                    _ALIASES.get(value, value)))
     return examples
 
 
