@@ -394,9 +394,9 @@ def stop_words(lang: str) -> frozenset[str]:
         return _SW_STOP_WORDS
     if lang not in SUPPORTED_LANGS and not _spacy_has(lang):
         return frozenset()
-    from spacy.util import get_lang_class
-
-    words = (w.lower() for w in get_lang_class(lang).Defaults.stop_words)
+    # Through import_spacy: a first spaCy import from here pulled in torch (+1.5-3 CPU-s, +150 MB),
+    # which clism_pairs' language check, asking for stop words before any tokeniser, paid.
+    words = (w.lower() for w in import_spacy().util.get_lang_class(lang).Defaults.stop_words)
     return frozenset(w for w in words if w.split() == [w] and not (lang == "vi" and "_" in w))
 
 
