@@ -66,7 +66,7 @@ def language_mismatch(english: Sequence[str], target: Sequence[str], tgt_lang: s
                 "words; English text has about 47%): English goes first, or second with X-en=...")
     if tgt_lang.split("-")[0] != "en" and target_as_english >= ENGLISH_MIN_SHARE:
         return (f"the {tgt_lang} side reads as English too ({target_as_english:.0%} English function words; other "
-                f"languages have at most 10%): give the {tgt_lang} text as the other side")
+                f"languages have at most 9%): give the {tgt_lang} text as the other side")
     own = function_word_share(target, tgt_lang, pretokenized)
     if own is not None and own < DECLARED_MIN_SHARE:
         return (f"the {tgt_lang} side does not read as {tgt_lang} ({own:.1%} of its words are {tgt_lang} function "
