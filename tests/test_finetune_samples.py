@@ -117,6 +117,9 @@ def test_finetune_without_input_flags_runs_on_the_bundled_sample(task, default_l
     assert (f"training.finetune: --max_seq_len {default_len} is more than the model's {POSITIONS - 2} positions; "
             f"using {POSITIONS - 2}") in captured.err.splitlines()
     assert f"  fine-tuned model: output/finetune_{task}/final   (--init accepts it)" in captured.out.splitlines()
+    # The score says it is the sample's: a newcomer read the sample's F1 as a result.
+    assert any(line.startswith(f"{task} ") and "(the bundled sample, a smoke test: pass --eval for a real score): "
+               in line for line in captured.out.splitlines())
     assert "LOAD REPORT" not in captured.err and "it/s" not in captured.err and "warning" not in captured.err
 
 

@@ -347,8 +347,11 @@ def finetune(args: argparse.Namespace) -> dict:
         suffix = Path(task.predictions_file).suffix
         for label, records in predictions.items():
             write_predictions(predictions_path / f"{label}{suffix}", records)
-    for label, m in by_eval.items():
-        print(f"{args.task} {label}: {json.dumps(m)}")
+    sample_eval = str(sample_paths(args.task)[1])
+    for (label, m), path in zip(by_eval.items(), args.eval):
+        # Scores on the few bundled questions read like real results unless they say what they are.
+        note = " (the bundled sample, a smoke test: pass --eval for a real score)" if str(path) == sample_eval else ""
+        print(f"{args.task} {label}{note}: {json.dumps(m)}")
     if len(by_eval) > 1:
         print(f"{args.task} mean of {len(by_eval)}: {json.dumps(metrics)}")
     if max_steps:
