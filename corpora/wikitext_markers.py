@@ -70,7 +70,7 @@ def append_after_cut(pieces: list[str], piece: str) -> None:
             if last == " " and first in (",", ";", ")"):
                 prev = prev.rstrip(" ")
                 last = prev[-1:]
-        if last == ":" and (first in (")", ";") or first == "," and prev.endswith(("(IPA:", "; IPA:"))):
+        if last in _LABEL_COLONS and (first in (")", ";") or first == "," and prev.endswith(("(IPA:", "; IPA:"))):
             # Not before "," in general: "(Pashto/Dari: {{nq|افغانستان}}, Afġānistān)" keeps its label,
             # which the transliteration after the comma answers; "IPA:" names only the template's notation.
             prev = _without_empty_label(prev)
@@ -87,6 +87,9 @@ def append_after_cut(pieces: list[str], piece: str) -> None:
 
 
 _LABEL_CHARS = 80  # "[[Alfabeto fonetico internazionale|IPA]]:" is 42
+# What ends a label: the colon, and the Armenian comma that Armenian writes there ("(IPA
+# արտասանությամբ՝ {{IPA|…}})" on hywiki's country pages).
+_LABEL_COLONS = frozenset(":\u055d")
 
 
 def _without_label(prev: str, is_label, entity_semicolon_opens: bool) -> str:

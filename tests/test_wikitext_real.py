@@ -154,3 +154,13 @@ def test_a_line_of_category_links_is_navigation_and_goes():
     assert parse_wikitext(wikitext, uk).text == "1815 — невисокосний рік.\nЗ руки численних есперанто-поетів."
     long_line = "The list in [[:Category:Cities in France]] holds every town of the country."
     assert parse_wikitext(long_line, "en").text == "The list in Category:Cities in France holds every town of the country."
+
+
+def test_an_armenian_label_left_without_its_value_goes():
+    """hywiki's country leads: "(IPA արտասանությամբ՝ {{IPA|…}})" and "(բիրմ․՝ [[Պատկեր:…]])" kept their label
+    (the Armenian comma ends a label as ":" does) with nothing after it; "(՝)" naming the mark stays."""
+    lead = "'''Ղրղզստան''' (IPA արտասանությամբ՝ {{IPA|kɨrʁɨˈzstɑn}}), պաշտոնապես՝ Ղրղզական Հանրապետություն"
+    assert parse_wikitext(lead, "hy").text == "Ղրղզստան, պաշտոնապես՝ Ղրղզական Հանրապետություն"
+    burma = "'''Մյանմա''' (բիրմ․՝ [[Պատկեր:Myanmar long form.svg|200px]]), պետություն"
+    assert parse_wikitext(burma, wiki_language("hy").with_siteinfo({6: "Պատկեր"})).text == "Մյանմա, պետություն"
+    assert parse_wikitext("բութը (՝), առոգանության", "hy").text == "բութը (՝), առոգանության"
