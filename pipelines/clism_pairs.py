@@ -30,7 +30,7 @@ from pipelines import beam_outputs, common, input_checks
 from pipelines.beam_outputs import DEAD_LETTER, STATS
 from pipelines.input_checks import UsageError
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
-from pipelines.clism_transforms import BuildClismPairs, ReadPairs
+from pipelines.clism_transforms import BuildClismPairs, ReadPairs, read_pair_records
 
 JOB = "clism_pairs"
 # The bundled sample, one file layout per reader (see corpora/samples/parallel/README.md).
@@ -100,18 +100,11 @@ def sample_dir() -> str:
 
 def first_pairs(source: parallel.PairSource, n: int) -> list[parallel.ParallelPair]:
     """The first n well-formed pairs of a source, English first, read as the job reads them."""
-    handles = [FileSystems.open(path) for path in source.paths]
+    records = read_pair_records(source, "check", max_words=10**9)
     try:
-        lines = [iter(handle.readline, b"") for handle in handles]  # as ReadPairsFn reads (compressed files too)
-        if len(handles) == 2:
-            first, second = lines if source.english_first else lines[::-1]
-            records = parallel.read_two_files(first, second, source._replace(english_first=True), "check", 10**9)
-        else:
-            records = parallel.read_single_file(lines[0], source, "check", 10**9)
         return list(itertools.islice((r for r in records if isinstance(r, parallel.ParallelPair)), n))
     finally:
-        for handle in handles:
-            handle.close()
+        records.close()
 
 
 def check_side_languages(value: str, source: parallel.PairSource, pretokenized: bool) -> None:

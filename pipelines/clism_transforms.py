@@ -85,32 +85,37 @@ class ReadPairsFn(TallyingDoFn):
     def process(self, source: parallel.PairSource):
         lang = pair_key(source.tgt_lang)
         name = f"{lang}/{posixpath.basename(source.paths[0])}"
-        handles = [FileSystems.open(p) for p in source.paths]  # compression from the extension
-        try:
-            if len(handles) == 2:
-                first, second = handles if source.english_first else handles[::-1]
-                english_first = parallel.PairSource(source.tgt_lang, source.paths, True)
-                records = parallel.read_two_files(_lines(first), _lines(second), english_first, name, self.max_words)
+        counts, batch = collections.Counter(), []
+        for record in read_pair_records(source, name, self.max_words):
+            counts["lines"] += 1
+            if isinstance(record, parallel.BadLine):
+                counts[record.reason] += 1
+                yield dead_letter(",".join(source.paths), record.pair_id, "read", record.reason, record.excerpt)
             else:
-                records = parallel.read_single_file(_lines(handles[0]), source, name, self.max_words)
-            counts, batch = collections.Counter(), []
-            for record in records:
-                counts["lines"] += 1
-                if isinstance(record, parallel.BadLine):
-                    counts[record.reason] += 1
-                    yield dead_letter(",".join(source.paths), record.pair_id, "read", record.reason, record.excerpt)
-                else:
-                    batch.append(tuple(record))
-                    if len(batch) == self.batch_size:
-                        yield batch
-                        batch = []
-            if batch:
-                yield batch
-            for reason, n in counts.items():  # one Beam counter update per reason, not per line
-                self.tally("read", reason, lang, n)
-        finally:
-            for h in handles:
-                h.close()
+                batch.append(tuple(record))
+                if len(batch) == self.batch_size:
+                    yield batch
+                    batch = []
+        if batch:
+            yield batch
+        for reason, n in counts.items():  # one Beam counter update per reason, not per line
+            self.tally("read", reason, lang, n)
+
+
+def read_pair_records(source: parallel.PairSource, name: str, max_words: int):
+    """Every record of a parallel source in file order, English first: ParallelPair or BadLine.
+    The files are closed when the records run out or the generator is closed."""
+    handles = [FileSystems.open(p) for p in source.paths]  # compression from the extension
+    try:
+        if len(handles) == 2:
+            first, second = handles if source.english_first else handles[::-1]
+            english_first = parallel.PairSource(source.tgt_lang, source.paths, True)
+            yield from parallel.read_two_files(_lines(first), _lines(second), english_first, name, max_words)
+        else:
+            yield from parallel.read_single_file(_lines(handles[0]), source, name, max_words)
+    finally:
+        for h in handles:
+            h.close()
 
 
 # ───────────────────────────── NER and informative spans ─────────────────────────────
