@@ -244,11 +244,11 @@ def tidy(text: str, language: WikiLanguage) -> str:
     if _RESIDUE_PAIR_RE.search(text):
         text = _repair_brackets(text)
     text = _DOUBLED_SEPARATOR_RE.sub(r"\1", text)
-    if CATEGORY_LINK in text:
-        text = "\n".join(_without_category_navigation(line) for line in text.split("\n"))
     # A line without a letter or digit is what removed markup left ("." after "* {{DMOZ|..}}.");
     # such lines are short, so only short lines pay for the regex.
     lines = [line for line in (line.strip(" ") for line in text.split("\n")) if len(line) > 8 or _WORD_RE.search(line)]
+    if CATEGORY_LINK in text:
+        lines = [line for line in map(_without_category_navigation, lines) if line]
     if "|" in text or NOWIKI_PIPE in text:
         lines = [language.image_remnant_re.sub("", line) if "|" in line else line for line in lines]
         if language.types_pipe_as_danda:

@@ -143,5 +143,5 @@ class SelectMentionsFn(TallyingDoFn):
             if m.page_id in texts_on_page:
                 texts_on_page[m.page_id][m.text] = None
         for _, m in sorted(chosen, key=lambda item: -item[0]):
-            others = tuple(sorted(t for t in texts_on_page[m.page_id] if t != m.text))
-            yield (lang, m.page_id), SelectedMention(title, page.page_id, m.anchor_index, m.start, m.end, others)
+            texts = tuple(sorted(texts_on_page[m.page_id]))
+            yield (lang, m.page_id), SelectedMention(title, page.page_id, m.anchor_index, m.start, m.end, texts)

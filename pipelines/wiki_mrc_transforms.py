@@ -105,8 +105,8 @@ class SelectedMention(NamedTuple):
     anchor_index: int
     start: int
     end: int
-    # The texts of every link to the entity on the mention's page ("চাঁদের", "চাঁদে" for চাঁদ): each
-    # is the entity's name in that context, so spans equal to any of them are answers too.
+    # The texts of every link to the entity on the mention's page, this one's included ("চাঁদের",
+    # "চাঁদে" for চাঁদ): each is the entity's name there, so spans equal to any of them are answers.
     page_anchor_texts: tuple = ()
 
 
@@ -186,19 +186,18 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
         language = self.languages.get(lang) or wiki_language(lang)
         for request in requests:
             yield from self._query(lang, article, text, request, tokenizer, language)
-        titles: dict[str, list] = {}
+        # The entity's names on this page: its title (with and without a qualifier) and the texts of
+        # its links here, the same for every mention of it on the page, so tokenised once.
+        names_on_page: dict[str, list] = {}
         seen: set = set()  # (entity, context words): a page shorter than C gives every mention the same window
         for selected in sorted(mentions, key=lambda m: (m.entity, m.anchor_index)):
-            if selected.entity not in titles:
-                names = dict.fromkeys((selected.entity, strip_qualifier(selected.entity)))
-                titles[selected.entity] = [w for w in tokenizer.tokenize_many(list(names)) if w]
-            names = titles[selected.entity]
-            if selected.page_anchor_texts:
-                names = names + [w for w in tokenizer.tokenize_many(list(selected.page_anchor_texts)) if w]
+            if selected.entity not in names_on_page:
+                names = dict.fromkeys((selected.entity, strip_qualifier(selected.entity), *selected.page_anchor_texts))
+                names_on_page[selected.entity] = [w for w in tokenizer.tokenize_many(list(names)) if w]
             context = build_context(
                 tokenizer, text, selected.start, selected.end, self.context_words,
                 keyed_rng(self.seed, "xi", lang, selected.entity, page_id, selected.anchor_index),
-                f"{page_id}:{selected.anchor_index}", selected.entity, page_id, names,
+                f"{page_id}:{selected.anchor_index}", selected.entity, page_id, names_on_page[selected.entity],
             )
             if context is None:
                 self.tally("contexts", "anchor_longer_than_context", lang)
