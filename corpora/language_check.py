@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from corpora.words import get_tokenizer, stop_words
+
 SAMPLE_LINES = 100
 # Fewer words say nothing: "Angela Merkel visited Paris ." has no function word at all.
 MIN_WORDS = 100
@@ -31,8 +33,6 @@ DECLARED_MIN_SHARE = 0.02
 def function_word_share(texts: Sequence[str], lang: str, pretokenized: bool = False) -> float | None:
     """The share of the alphabetic words of `texts` on `lang`'s stop list; None when the language has
     no stop list or tokeniser here, or the texts have under MIN_WORDS words (nothing to say)."""
-    from corpora.words import get_tokenizer, stop_words
-
     try:
         stops = stop_words(lang)
         # English words are what spaces and punctuation delimit: no tokeniser to build for a check

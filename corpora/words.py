@@ -18,9 +18,9 @@ docs/tokenisers.md):
 
 Every tokenizer returns words that are surface substrings of the input, in order, with no
 whitespace inside any word and no empty words: ``"".join(words)`` equals the input with its
-whitespace and its invisible direction controls (LRM, RLM, ...) removed (Sacremoses additionally drops
-ASCII control characters). Languages written
-without spaces between words (zh, ja, th) have ``joins_with_space = False``.
+whitespace and its invisible direction controls (LRM, RLM, ...) removed (Sacremoses additionally
+drops ASCII control characters). Languages written without spaces between words (zh, ja, th) have
+``joins_with_space = False``.
 
 Backends are loaded once per process (``get_tokenizer`` is cached). Beam runs several DoFn threads
 per worker process, and a Sudachi tokenizer shared between threads raises "Tokenizer is already in
