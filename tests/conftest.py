@@ -51,3 +51,35 @@ def pytest_runtest_makereport(item, call):
     if report.skipped and isinstance(report.longrepr, tuple) and _about_shared_data(report.longrepr[2]):
         path, line, reason = report.longrepr
         report.longrepr = (path, line, reason + SKIP_HINT)
+
+
+# ── XY-LENT shards: the bundled sample through vocap and xy_corpus, once per test process ──
+
+@pytest.fixture(scope="session")
+def xylent_vocab(tmp_path_factory):
+    pytest.importorskip("sentencepiece")
+    from pipelines import vocap
+
+    out = tmp_path_factory.mktemp("vocap")
+    vocap.run(["--output", str(out)])
+    return out / "spm.model"
+
+
+@pytest.fixture(scope="session")
+def xylent_shards(xylent_vocab, tmp_path_factory):
+    """The xy_corpus job's output on the bundled samples (TRTD rows drawn by pair_probs, the default)."""
+    from pipelines import xy_corpus
+
+    out = tmp_path_factory.mktemp("xy")
+    xy_corpus.run(["--vocab", str(xylent_vocab), "--output", str(out)])
+    return out
+
+
+@pytest.fixture(scope="session")
+def xylent_shards_once(xylent_vocab, tmp_path_factory):
+    """The same with `--trtd_draws once`: every bitext pair once, whatever pair_probs says."""
+    from pipelines import xy_corpus
+
+    out = tmp_path_factory.mktemp("xy_once")
+    xy_corpus.run(["--vocab", str(xylent_vocab), "--output", str(out), "--trtd_draws", "once"])
+    return out
