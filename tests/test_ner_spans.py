@@ -31,6 +31,18 @@ def test_spans_longer_than_ten_words_are_rejected():
     assert kept == [] and rejected == {"too_long": 1}
 
 
+def test_a_names_label_on_words_without_a_capital_is_rejected():
+    # en_core_web_sm on real NTREX sentences: "sty" ORG, "tarpaulin" GPE, "electrician" NORP.
+    kept, rejected = spans_of("The pig left the sty for Texas and a tarpaulin .",
+                              [(4, 5, "ORG"), (6, 7, "GPE"), (9, 10, "GPE")])
+    assert kept == [Span(6, 6, "GPE")] and rejected == {"lower_case_name": 2}
+    # Values are not names, and a lower-cased corpus has no capitals to go by.
+    kept, rejected = spans_of("it cost five dollars", [(2, 4, "MONEY")])
+    assert kept == [Span(2, 3, "MONEY")] and rejected == {}
+    kept, rejected = spans_of("the pig left texas", [(3, 4, "GPE")])
+    assert kept == [Span(3, 3, "GPE")] and rejected == {}
+
+
 def test_punctuation_at_the_edges_is_trimmed_to_the_words():
     kept, _ = spans_of("\" Star Wars \" opened", [(0, 4, "WORK_OF_ART")])
     assert kept == [Span(1, 2, "WORK_OF_ART")]
