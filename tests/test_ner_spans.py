@@ -46,6 +46,12 @@ def test_a_names_label_on_words_without_a_capital_is_rejected():
 def test_punctuation_at_the_edges_is_trimmed_to_the_words():
     kept, _ = spans_of("\" Star Wars \" opened", [(0, 4, "WORK_OF_ART")])
     assert kept == [Span(1, 2, "WORK_OF_ART")]
+    # An amount keeps its currency and percent signs: they are part of what the [QUE] mask hides.
+    kept, _ = spans_of("It cost $ 2 million , or 14 % more .", [(2, 5, "MONEY"), (7, 9, "PERCENT")])
+    assert kept == [Span(2, 4, "MONEY"), Span(7, 8, "PERCENT")]
+    assert check_span_rules("It cost $ 2 million".split(), Span(2, 4, "MONEY"), EN_STOP) == []
+    kept, _ = spans_of("\" $ 5 \"", [(0, 4, "CARDINAL")])
+    assert kept == [Span(2, 2, "CARDINAL")]
 
 
 def test_label_filter_and_overlaps():
