@@ -61,6 +61,18 @@ def test_squad_evaluate_takes_the_max_over_gold_answers_in_percent():
 
 # ---- SQuAD reading and words ----
 
+def test_the_papers_xquad_mean_leaves_out_romanian():
+    from training.finetune_loop import mean_metrics, paper_xquad_mean
+
+    by_eval = {f"xquad.{lang}": {"f1": f1, "exact_match": f1 / 2} for lang, f1 in
+               [("en", 80.0), ("de", 70.0), ("ro", 10.0), ("zh", 60.0)]}
+    assert mean_metrics(by_eval)["f1"] == 55.0
+    assert paper_xquad_mean(by_eval) == {"f1": 70.0, "exact_match": 35.0}
+    del by_eval["xquad.ro"]
+    assert paper_xquad_mean(by_eval) is None  # nothing to leave out
+    assert paper_xquad_mean({"mlqa.de": {"f1": 1.0}, "xquad.ro": {"f1": 2.0}}) is None
+
+
 def test_read_squad_and_map_answers_to_words(tmp_path):
     context = ("The Broncos defeated the Pittsburgh Steelers in the divisional round, 23–16, by scoring "
                "11 points in the final three minutes of the game.")
