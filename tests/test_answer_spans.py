@@ -97,3 +97,10 @@ def test_particles_at_an_answers_edge_go_and_a_particle_alone_is_no_answer():
     assert answer("Graham", "对 格雷厄姆", "PERSON", "zh", [(0, 0), (0, 1)]) == "格雷厄姆"
     # A Korean surname that MeCab splits off a name is not trimmed at the start.
     assert answer("Lee Yong-ho", "이 용호", "PERSON", "ko", [(0, 0), (1, 1)]) == "이 용호"
+
+
+def test_a_cjk_magnitude_takes_in_its_digits():
+    # zh: jieba writes "2 万名" (20,000 people) and "25 万美元"; the aligner linked only the magnitude.
+    assert answer("20,000", "超过 2 万名 中学生", "CARDINAL", "zh", [(0, 2)]) == "2 万名"
+    assert answer("250,000", "25 万美元", "MONEY", "zh", [(0, 1)]) == "25 万美元"
+    assert answer("the Wan family", "2 万 家族", "ORG", "zh", [(1, 1), (2, 2)]) == "万 家族"  # a name is not a number
