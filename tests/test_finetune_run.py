@@ -224,6 +224,18 @@ def test_squad_overfits_and_extracts_the_answers_through_sliding_windows(tiny_mp
     assert again["metrics"] == pytest.approx(result["metrics"])
     assert json.loads((out / "predictions" / "again.json").read_text()) == predictions
 
+    # MLQA's own metric, its language read from MLQA's file name: on these English answers it gives
+    # v1.1's scores; a file that does not name its language, without --eval_language, is one line.
+    mlqa_named = tmp_path / "test-context-en-question-en.json"
+    mlqa_named.write_bytes(data["squad"].read_bytes())
+    eval_only = ["--task", "squad", "--init", str(tmp_path / "final"), "--train", str(data["squad"]), "--max_steps", "0",
+                 "--max_seq_len", "64", "--max_query_tokens", "24", "--doc_stride", "16", "--device", "cpu",
+                 "--no_progress", "--qa_metric", "mlqa"]
+    finetune.main([*eval_only, "--eval", str(mlqa_named), "--output", str(tmp_path / "mlqa")])
+    assert json.loads((tmp_path / "mlqa" / "metrics.json").read_text())["metrics"] == pytest.approx(result["metrics"])
+    with pytest.raises(SystemExit, match=r"no context language in the file name .* give --eval_language"):
+        finetune.main([*eval_only, "--eval", str(data["squad"]), "--output", str(tmp_path / "mlqa2")])
+
 
 def test_ner_overfits_and_decodes_typed_entities(tiny_mpmr, data, tmp_path):
     result = run("ner", tiny_mpmr, data["ner"], tmp_path, "--max_steps", "200", "--batch_size", "20", "--eval_every", "50")

@@ -37,7 +37,7 @@ from training.models.mpmr import wae_loss
 from training.run import NonFiniteError
 from training.run_folder import RunFolderError, check_init_available
 from training.run_setup import autocast_for
-from training.tasks import conll, pair_cls, squad
+from training.tasks import conll, mlqa_metric, pair_cls, squad
 from training.tasks.bundled import sample_paths
 from training.tasks.reader import clamp_max_seq_len, load_reader, load_tokenizer, quiet_transformers_progress
 from training.tasks.spans import greedy_non_overlapping, word_spans
@@ -79,7 +79,16 @@ class SquadTask:
         self.args = args
 
     def read(self, path, for_eval: bool = False):
-        return squad.read_squad(path)
+        examples = squad.read_squad(path)
+        if for_eval and self.args.qa_metric == "mlqa":
+            language = self.args.eval_language or mlqa_metric.language_of_file(path)
+            if language not in mlqa_metric.LANGUAGES:
+                raise SystemExit(f"--qa_metric mlqa: {path}: " + (
+                    f"MLQA's metric knows {', '.join(mlqa_metric.LANGUAGES)}, not {language!r}" if language else
+                    "no context language in the file name (MLQA's test-context-XX-question-YY.json); give --eval_language"))
+            for ex in examples:
+                ex.language = language
+        return examples
 
     def train_rows(self, examples, tokenizer):
         a = self.args
@@ -96,6 +105,8 @@ class SquadTask:
                 best[wins[k].example] = (score, wins[k].first + s, wins[k].first + e)
         predictions = {ex.id: squad.predict_text(ex, *best[n][1:]) if n in best else ""
                        for n, ex in enumerate(examples)}
+        if a.qa_metric == "mlqa":
+            return mlqa_metric.mlqa_evaluate(examples, predictions, examples[0].language if examples else "en"), predictions
         return squad.squad_evaluate(examples, predictions), predictions
 
 
@@ -229,7 +240,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pair: description = label description query (paper Table 6); rationale = 'label Sen-1' "
                         "query and Sen-2 context, rationales by the paper's two passes")
     p.add_argument("--eval_language", default=None, metavar="LANG",
-                   help="pair: evaluate only the rows whose 'language' column is LANG (XNLI dev/test hold 15 languages)")
+                   help="pair: evaluate only the rows whose 'language' column is LANG (XNLI dev/test hold 15 languages); "
+                        "squad with --qa_metric mlqa: the answers' language, when the file name does not say it")
+    p.add_argument("--qa_metric", choices=["squad", "mlqa"], default="squad",
+                   help="squad: EM/F1 of SQuAD v1.1's script (XQuAD, SQuAD; what the mPMR paper uses for them); "
+                        "mlqa: MLQA's own script (Unicode punctuation, each language's articles, zh by characters; "
+                        "the language from MLQA's file names, test-context-XX-question-YY.json)")
     p.add_argument("--rationale_spans", type=int, default=3, help="pair: spans reported per prediction (description template)")
     p.add_argument("--show_rationales", type=int, default=5, help="pair: predictions printed with their rationale")
     p.add_argument("--warmup_ratio", type=float, default=0.06, help="share of steps warming up linearly, then linear decay")

@@ -29,6 +29,7 @@ class SquadExample:
     question: str
     context: str
     answers: list[dict] = field(default_factory=list)  # [{"text": str, "answer_start": int}]
+    language: str = ""  # the context's, when the metric needs it (MLQA's: training/tasks/mlqa_metric.py)
 
 
 def read_squad(path: str | Path) -> list[SquadExample]:
