@@ -79,16 +79,9 @@ class SquadTask:
         self.args = args
 
     def read(self, path, for_eval: bool = False):
-        examples = squad.read_squad(path)
-        if for_eval and self.args.qa_metric == "mlqa":
-            language = self.args.eval_language or mlqa_metric.language_of_file(path)
-            if language not in mlqa_metric.LANGUAGES:
-                raise SystemExit(f"--qa_metric mlqa: {path}: " + (
-                    f"MLQA's metric knows {', '.join(mlqa_metric.LANGUAGES)}, not {language!r}" if language else
-                    "no context language in the file name (MLQA's test-context-XX-question-YY.json); give --eval_language"))
-            for ex in examples:
-                ex.language = language
-        return examples
+        if for_eval:
+            return mlqa_metric.read_eval_file(path, self.args.qa_metric, self.args.eval_language)
+        return squad.read_squad(path)
 
     def train_rows(self, examples, tokenizer):
         a = self.args
@@ -105,9 +98,7 @@ class SquadTask:
                 best[wins[k].example] = (score, wins[k].first + s, wins[k].first + e)
         predictions = {ex.id: squad.predict_text(ex, *best[n][1:]) if n in best else ""
                        for n, ex in enumerate(examples)}
-        if a.qa_metric == "mlqa":
-            return mlqa_metric.mlqa_evaluate(examples, predictions, examples[0].language if examples else "en"), predictions
-        return squad.squad_evaluate(examples, predictions), predictions
+        return mlqa_metric.qa_evaluate(examples, predictions, a.qa_metric), predictions
 
 
 class NerTask:
@@ -242,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval_language", default=None, metavar="LANG",
                    help="pair: evaluate only the rows whose 'language' column is LANG (XNLI dev/test hold 15 languages); "
                         "squad with --qa_metric mlqa: the answers' language, when the file name does not say it")
-    p.add_argument("--qa_metric", choices=["squad", "mlqa"], default="squad",
+    p.add_argument("--qa_metric", choices=mlqa_metric.QA_METRICS, default="squad",
                    help="squad: EM/F1 of SQuAD v1.1's script (XQuAD, SQuAD; what the mPMR paper uses for them); "
                         "mlqa: MLQA's own script (Unicode punctuation, each language's articles, zh by characters; "
                         "the language from MLQA's file names, test-context-XX-question-YY.json)")

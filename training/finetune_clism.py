@@ -57,7 +57,7 @@ from training.models.clism import CLISMForQuestionAnswering
 from training.remote_code import from_pretrained
 from training.run import NonFiniteError
 from training.run_setup import autocast_for
-from training.tasks import squad
+from training.tasks import mlqa_metric, squad
 from training.tasks.bundled import sample_paths
 from training.tasks.reader import clamp_max_seq_len, load_weights, quiet_transformers_progress
 
@@ -197,7 +197,7 @@ def evaluate(model, collator: QACollator, examples, tokenizer, args, head: str, 
         if span and (w.example not in best or span[0] > best[w.example][0]):
             best[w.example] = (span[0], w.first + span[1], w.first + span[2])
     predictions = {ex.id: squad.predict_text(ex, *best[n][1:]) if n in best else "" for n, ex in enumerate(examples)}
-    return squad.squad_evaluate(examples, predictions), predictions
+    return mlqa_metric.qa_evaluate(examples, predictions, args.qa_metric), predictions
 
 
 def finetune_once(args, head: str, train_examples, eval_sets: dict[str, list], seed: int, max_steps: int | None,
@@ -336,6 +336,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="SQuAD v1.1-format JSON file(s) to score (MLQA, XQuAD; default: the bundled sample, 37 "
                    "questions of XQuAD de); several files are scored one by one (each file's F1/EM and their mean, "
                    "e.g. XQuAD's 12 languages)")
+    p.add_argument("--qa_metric", choices=mlqa_metric.QA_METRICS, default="squad",
+                   help="squad: SQuAD v1.1's EM/F1 (XQuAD); mlqa: MLQA's own script, the language from MLQA's file "
+                        "names (test-context-XX-question-YY.json) or --eval_language")
+    p.add_argument("--eval_language", default=None, metavar="LANG", help="with --qa_metric mlqa: the answers' language")
     p.add_argument("--output", default="./output/finetune_clism", metavar="DIR",
                    help="run folder: metrics.json; full data: <head>/final and predictions (default: %(default)s)")
     p.add_argument("--no_progress", action="store_true", help="no progress bars")
@@ -383,7 +387,7 @@ def main(argv=None) -> dict:
         args.max_seq_len = clamp_max_seq_len(args.max_seq_len, XLMRobertaConfig.from_pretrained(args.init),
                                              "training.finetune_clism")
         train_examples = squad.read_squad(args.train)
-        eval_sets = {label: squad.read_squad(path)[: args.max_eval_examples]
+        eval_sets = {label: mlqa_metric.read_eval_file(path, args.qa_metric, args.eval_language)[: args.max_eval_examples]
                      for label, path in zip(finetune_loop.eval_labels(args.eval), args.eval)}
         if not train_examples:
             raise ValueError(f"--train {args.train}: no examples")

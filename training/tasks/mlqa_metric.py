@@ -100,3 +100,34 @@ def mlqa_evaluate(examples, predictions: dict[str, str], lang: str) -> dict[str,
         f1 += max(f1_score(predictions[ex.id], g, lang) for g in golds)
     total = max(len(examples), 1)
     return {"exact_match": 100.0 * exact_match / total, "f1": 100.0 * f1 / total}
+
+
+# ---- choosing the metric per evaluation file (training.finetune, training.finetune_clism) ----
+
+QA_METRICS = ("squad", "mlqa")
+
+
+def read_eval_file(path: str | Path, qa_metric: str, eval_language: str | None):
+    """A SQuAD-format file's questions, each given its answers' language when `qa_metric` is "mlqa"
+    (from `eval_language`, else MLQA's file name); ValueError when that language is not known."""
+    from training.tasks.squad import read_squad
+
+    examples = read_squad(path)
+    if qa_metric == "mlqa":
+        language = eval_language or language_of_file(path)
+        if language not in LANGUAGES:
+            raise ValueError(f"--qa_metric mlqa: {path}: " + (
+                f"MLQA's metric knows {', '.join(LANGUAGES)}, not {language!r}" if language else
+                "no context language in the file name (MLQA's test-context-XX-question-YY.json); give --eval_language"))
+        for ex in examples:
+            ex.language = language
+    return examples
+
+
+def qa_evaluate(examples, predictions: dict[str, str], qa_metric: str) -> dict[str, float]:
+    """EM/F1 by SQuAD v1.1's script or, for "mlqa", by MLQA's in the examples' language."""
+    from training.tasks.squad import squad_evaluate
+
+    if qa_metric == "mlqa" and examples:
+        return mlqa_evaluate(examples, predictions, examples[0].language)
+    return squad_evaluate(examples, predictions)
