@@ -17,7 +17,8 @@ from typing import NamedTuple
 
 from corpora.aligners import project_span
 from corpora.answer_names import (PLACE_AND_ORGANISATION_LABELS, UNCAPITALISED_NAME_LANGS, bracketed_copy,
-                                  extend_to_inflected_name, trim_lower_case_edges, without_trailing_copy)
+                                  extend_to_inflected_name, the_copy_if_one, trim_lower_case_edges,
+                                  without_trailing_copy)
 from corpora.words import is_word_like, stop_words
 
 # spaCy's value labels: their translations are often words that stop lists hold ("today" -> heute,
@@ -83,10 +84,12 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
         return projected
     source = source_words[span_start : span_end + 1]
     links = [(i - span_start, j) for i, j in alignment if span_start <= i <= span_end]
-    start, end = trim_answer_edges(source, target_words, *projected, links, label, source_stop_words, words)
-    if label in VALUE_LABELS and start > 0 and _magnitude_after_its_digits(target_words, start):
+    start, end = projected
+    if label in VALUE_LABELS and start > 0 and _digits_left_outside(source, target_words, start, end):
         start -= 1
+    start, end = trim_answer_edges(source, target_words, start, end, links, label, source_stop_words, words)
     if label not in VALUE_LABELS:
+        start, end = the_copy_if_one(source, target_words, start, end)
         if bracketed_copy(source, target_words, start, end):
             return "english_copy_in_brackets"
         end = without_trailing_copy(source, target_words, start, end)
@@ -112,14 +115,17 @@ _NUMERAL_CHARS = frozenset("〇零一二三四五六七八九十百千万萬亿�
 _CLAUSE_COMMAS = frozenset({",", "،", "，", "、", "﹐", "､"})
 
 
-_MAGNITUDES = frozenset("十百千万萬亿億兆")
-
-
-def _magnitude_after_its_digits(target_words: Sequence[str], start: int) -> bool:
-    """The answer opens on a CJK magnitude whose digits are the word before: jieba writes 20,000 as
-    "2 | 万名" and the aligner linked only 万名 (zh on NTREX: 18 of 258 numbers' answers)."""
+def _digits_left_outside(source: Sequence[str], target_words: Sequence[str], start: int, end: int) -> bool:
+    """A number's answer without a digit whose digits are the word just before it: the aligner linked
+    only the magnitude ("2.52 million" -> 万 of "252 万", 만 of "326 만 명", млн of "5,69 млн"; jieba
+    writes 20,000 as "2 | 万名"; on NTREX zh 8 of 413 number spans, ko 8 of 401, ru 3)."""
+    english = "".join(ch for w in source for ch in w if ch.isdigit())
+    if not english or any(ch.isdigit() for k in range(start, end + 1) for ch in target_words[k]):
+        return False
     digits = target_words[start - 1].replace(",", "").replace(".", "")
-    return target_words[start][:1] in _MAGNITUDES and digits.isascii() and digits.isdigit()
+    # The same leading digits, at another magnitude (20,000 = "2 万", 11 billion = "110 亿"): not a
+    # number beside it ("44th" -> 周 after "8").
+    return digits.isdigit() and (english.startswith(digits) or digits.startswith(english))
 
 
 def _has_digit(words: Sequence[str]) -> bool:

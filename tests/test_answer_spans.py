@@ -99,8 +99,22 @@ def test_particles_at_an_answers_edge_go_and_a_particle_alone_is_no_answer():
     assert answer("Lee Yong-ho", "이 용호", "PERSON", "ko", [(0, 0), (1, 1)]) == "이 용호"
 
 
-def test_a_cjk_magnitude_takes_in_its_digits():
+def test_a_numbers_magnitude_takes_in_its_digits():
     # zh: jieba writes "2 万名" (20,000 people) and "25 万美元"; the aligner linked only the magnitude.
+    assert answer("2.52 million", "增至 252 万", "CARDINAL", "zh", [(0, 2), (1, 2)]) == "252 万"
+    assert answer("5.69 million", "до 5,69 млн", "CARDINAL", "ru", [(0, 2), (1, 2)]) == "5,69 млн"
+    # Another number before it is not its digits ("44th" -> 周 after "8").
+    assert answer("44th", "8 周", "ORDINAL", "ja", [(0, 1)]) == "number_without_digit"
     assert answer("20,000", "超过 2 万名 中学生", "CARDINAL", "zh", [(0, 2)]) == "2 万名"
     assert answer("250,000", "25 万美元", "MONEY", "zh", [(0, 1)]) == "25 万美元"
     assert answer("the Wan family", "2 万 家族", "ORG", "zh", [(1, 1), (2, 2)]) == "万 家族"  # a name is not a number
+
+
+def test_a_name_the_translation_keeps_as_it_is_is_answered_by_its_copy():
+    # Real NTREX: the aligner ran past a name the translation kept, or linked it elsewhere.
+    assert answer("LSU", "LSU 球员 之死", "ORG", "zh", [(0, 0), (0, 1), (0, 2)]) == "LSU"
+    assert answer("Mike Trudell", "Mike Trudell 发推特", "PERSON", "zh", [(0, 0), (1, 1), (1, 2)]) == "Mike Trudell"
+    assert answer("CNN", "Об этом рассказывает CNN", "ORG", "ru", [(0, 2), (0, 3)]) == "CNN"
+    assert answer("CNN", "ใส่ ข่าว CNN", "ORG", "th", [(0, 0)]) == "CNN"
+    # Twice in the target: which one answers is the aligner's to say.
+    assert answer("CNN", "CNN ของ CNN", "ORG", "th", [(0, 0)]) == "CNN"
