@@ -257,17 +257,35 @@ def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
               file=stream)
     job = values.get(ALL, {})
     drawn_total = sum(values[k].get("trtd/rows", 0) for k in pairs)
-    print(f"\nTRTD\n{'pair':<8}{'usable':>10}{'drawn':>10}{'share':>8}{'flipped':>9}", file=stream)
+    print(f"\nTRTD\n{'pair':<8}{'usable':>10}{'prob':>9}{'drawn':>10}{'share':>8}{'flipped':>9}", file=stream)
     for key in pairs:
         v = values[key]
         drawn = v.get("trtd/rows", 0)
-        print(f"{key:<8}{v.get('pairs/usable', 0):>10,}{drawn:>10,}{drawn / max(drawn_total, 1):>8.3f}"
-              f"{v.get('trtd/flipped', 0) / max(drawn, 1):>9.3f}", file=stream)
+        print(f"{key:<8}{v.get('pairs/usable', 0):>10,}{v.get('pairs/prob_ppb', 0) / 1e9:>9.4f}{drawn:>10,}"
+              f"{drawn / max(drawn_total, 1):>8.3f}{v.get('trtd/flipped', 0) / max(drawn, 1):>9.3f}", file=stream)
     print(f"Sinkhorn: {job.get('sinkhorn/iterations', 0):,} iterations; mass on pairs with no data, removed: "
           f"{job.get('sinkhorn/removed_mass_ppb', 0) / 1e9:.3g} (pair_probs.parquet, pair_probs.png)", file=stream)
     common.print_count_table(values, stream)
+    _warn_of_starved_pairs(values, job.get("trtd/target_rows", 0))
     _warn_of_unknown_tokens(values)
     print(f"\ndone in {seconds:.1f}s", file=stream)
+
+
+def _warn_of_starved_pairs(values: dict, target_rows: int) -> None:
+    """One line naming the language pairs with data that pair_probs gives under one row of
+    `target_rows`: the balanced plan with marginals p^(1/T) can leave a large pair almost nothing
+    (NTREX, 24 languages: en-fr and en-zh, 1,997 pairs each, at 1e-7), and training never sees them."""
+    starved = sorted((v["pairs/prob_ppb"] / 1e9, key, v.get("pairs/usable", 0)) for key, v in values.items()
+                     if "-" in key and v.get("pairs/usable") and "pairs/prob_ppb" in v
+                     and v["pairs/prob_ppb"] / 1e9 * target_rows < 1)
+    if starved:
+        named = ", ".join(f"{key} ({usable:,} pairs, prob {prob:.1e})" for prob, key, usable in starved[:8])
+        more = f" and {len(starved) - 8} more" if len(starved) > 8 else ""
+        print(f"warning: {len(starved)} language pair(s) with data get under one of the {target_rows:,} TRTD rows "
+              f"at these pair_probs, and training samples none of them: {named}{more}. The balanced Sinkhorn plan "
+              f"with marginals p^(1/T) moves their languages' mass to pairs of languages with few partners "
+              f"(docs/xy_corpus.md)",
+              file=sys.stderr)
 
 
 # A vocabulary built with a language's text leaves almost none of it <unk>; one built without it,
@@ -284,7 +302,8 @@ def _warn_of_unknown_tokens(values: dict) -> None:
         unknown = v.get("mrtd/unknown_tokens", 0) + v.get("pairs/unknown_tokens", 0)
         if tokens and unknown / tokens > UNKNOWN_SHARE_WARNING:
             print(f"warning: {key}: {unknown / tokens:.1%} of the token ids are <unk>; the vocabulary (--vocab) "
-                  f"was not built with this language's text: build one that is (python -m pipelines.vocap)",
+                  f"was built without this language's text or with too little of it (its rare characters have no "
+                  f"piece): build one with more of it (python -m pipelines.vocap)",
                   file=sys.stderr)
 
 

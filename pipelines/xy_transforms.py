@@ -291,6 +291,9 @@ class PairProbsFn(TallyingDoFn):
             if row["pairs"]:
                 PROGRESS.info("  %s-%s  pairs %8s  data %.4f  prob %.4f", row["src_lang"], row["tgt_lang"],
                               f"{row['pairs']:,}", row["data_share"], row["prob"])
+                # In the stats, so that the summary can show what training draws and name the pairs
+                # the plan starves (under --trtd_draws once the trainer samples by these too).
+                self.tally("pairs", "prob_ppb", f"{row['src_lang']}-{row['tgt_lang']}", round(row["prob"] * 1e9))
         yield {"pairs": {f"{r['src_lang']}-{r['tgt_lang']}": (r["pairs"], r["prob"]) for r in rows if r["pairs"]},
                "target": target, "draws": self.draws}
 

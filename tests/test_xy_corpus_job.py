@@ -303,3 +303,16 @@ def test_monolingual_lines_lose_byte_order_marks_and_line_ends(tmp_path):
     read.start_bundle()
     batches = [out for out in read.process(("fr", "fr.txt", str(mono))) if isinstance(out, tuple)]
     assert batches == [("fr", "fr.txt", [(1, "Bonjour le monde"), (2, "Salut")])]
+
+
+def test_pairs_with_data_that_pair_probs_starves_are_named(capsys):
+    # The stats of a real NTREX run of 13 pairs (docs/xy_corpus.md): Sinkhorn gave en-fr and en-zh
+    # ~1e-7 of 14,185 rows, hi-ko's 200 pairs 0.147.
+    values = {"en-fr": {"pairs/usable": 1997, "pairs/prob_ppb": 100}, "en-zh": {"pairs/usable": 1997, "pairs/prob_ppb": 150},
+              "hi-ko": {"pairs/usable": 200, "pairs/prob_ppb": 147_400_000}, "de-en": {"pairs/usable": 1997}}
+    job._warn_of_starved_pairs(values, 14_185)
+    err = capsys.readouterr().err
+    assert err.startswith("warning: 2 language pair(s) with data get under one of the 14,185 TRTD rows")
+    assert "en-fr (1,997 pairs, prob 1.0e-07), en-zh (1,997 pairs, prob 1.5e-07)" in err and "hi-ko" not in err
+    job._warn_of_starved_pairs({"hi-ko": values["hi-ko"]}, 14_185)
+    assert capsys.readouterr().err == ""
