@@ -144,6 +144,25 @@ def check_mono_text(flag: str, by_lang: dict[str, list[str]]) -> None:
         if not any(has_text_line(path, flag, f"{lang}={path}") for path in paths):
             raise UsageError(f"{flag} {lang}={','.join(paths)}: no non-empty line; give text with one sentence a "
                              f"line, or drop {flag} {lang}")
+        for path in paths:
+            if _is_wiki_dump(path):
+                # Read as lines, a dump's XML and wikitext made 78% of an MRTD run's rows (and the
+                # vocabulary's commonest pieces "=", "&", "▁[[", "quot"), with no error.
+                raise UsageError(f"{flag} {lang}={path}: a MediaWiki XML dump, not text; give plain text, one "
+                                 f"sentence or paragraph a line (a dump's articles go to pipelines.wiki_mrc)")
+
+
+def _is_wiki_dump(path: str) -> bool:
+    """Does the file (compression from its extension) open with a MediaWiki export's <mediawiki> root?"""
+    try:
+        with FileSystems.open(path) as f:
+            head = f.read(1 << 12)
+    except (OSError, EOFError, ValueError):
+        return False  # has_text_line has read it already; a later read error is the job's to report
+    head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b"<?xml"):
+        head = head[head.find(b"?>") + 2:].lstrip()
+    return head.startswith(b"<mediawiki")
 
 
 def _has_separated_line(path: str, lines: int = 100) -> bool:

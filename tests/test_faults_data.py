@@ -247,6 +247,13 @@ def test_vocap_with_only_an_empty_file(tmp_path):
     assert_usage_error(result, "--mono fr=", "no non-empty line", "drop --mono fr")
 
 
+def test_a_wiki_dump_given_as_monolingual_text_is_refused(tmp_path):
+    """Before: vocap and xy_corpus read a dump's XML and wikitext as sentences (78% of an MRTD run's
+    rows on the real English excerpt), exit 0."""
+    result = job("vocap", "--mono", f"de={DE}", "--mono", f"fr={MONO / 'fr.txt'}", "--output", str(tmp_path / "out"))
+    assert_usage_error(result, f"--mono de={DE}", "a MediaWiki XML dump, not text", "pipelines.wiki_mrc")
+
+
 def test_xy_corpus_with_an_empty_bitext_file(tmp_path):
     """Before: a late failure whose message pointed at an empty dead_letter/."""
     (tmp_path / "fr-ar.tsv").write_text("")
