@@ -102,6 +102,17 @@ def _sample_specs() -> tuple[list[str], list[str]]:
     return mono, bitext
 
 
+def model_in_folder(path: str) -> str:
+    """The vocap job's output folder stands for the spm.model in it (a natural --vocab to give)."""
+    inside = FileSystems.join(path, "spm.model")
+    if not path.endswith(".model") and ("://" in path or os.path.isdir(path)) and FileSystems.exists(inside):
+        return inside
+    if "://" not in path and os.path.isdir(path):
+        raise UsageError(f"--vocab {path}: a folder without spm.model; give the model file that "
+                         "`python -m pipelines.vocap` writes (OUTPUT/spm.model)")
+    return path
+
+
 def check_vocab(path: str) -> None:
     """A vocap model, or a one-line error: the ids of every shard depend on it."""
     if not FileSystems.exists(path):
@@ -159,6 +170,7 @@ def plan(opts):
     mono = input_checks.parse_lang_paths(mono_specs, "--mono", XY_LANGUAGES)
     input_checks.check_mono_text("--mono", mono)
     sources = parse_bitext(bitext_specs)
+    opts.vocab = model_in_folder(opts.vocab)
     check_vocab(opts.vocab)
     bitext_langs = {lang for s in sources for lang in (s.x_lang, s.y_lang)}
     missing = sorted(bitext_langs - set(mono))

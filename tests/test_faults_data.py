@@ -254,6 +254,22 @@ def test_a_wiki_dump_given_as_monolingual_text_is_refused(tmp_path):
     assert_usage_error(result, f"--mono de={DE}", "a MediaWiki XML dump, not text", "pipelines.wiki_mrc")
 
 
+def test_xy_corpus_takes_the_vocap_folder_for_its_model(tmp_path):
+    """Before: a traceback ending in IsADirectoryError."""
+    from pipelines import xy_corpus
+
+    (tmp_path / "vocap").mkdir()
+    (tmp_path / "vocap" / "spm.model").write_bytes(b"x")
+    assert xy_corpus.model_in_folder(str(tmp_path / "vocap")) == str(tmp_path / "vocap" / "spm.model")
+    assert xy_corpus.model_in_folder(str(tmp_path / "vocap" / "spm.model")) == str(tmp_path / "vocap" / "spm.model")
+    (tmp_path / "empty").mkdir()
+    result = job("xy_corpus", "--mono", f"fr={MONO / 'fr.txt'}", "--mono", f"ar={MONO / 'ar.txt'}",
+                 "--bitext", f"fr-ar={MONO.parent / 'bitext' / 'fr-ar.fr'},{MONO.parent / 'bitext' / 'fr-ar.ar'}",
+                 "--vocab", str(tmp_path / "empty"),
+                 "--output", str(tmp_path / "out"))
+    assert_usage_error(result, f"--vocab {tmp_path / 'empty'}: a folder without spm.model")
+
+
 def test_xy_corpus_with_an_empty_bitext_file(tmp_path):
     """Before: a late failure whose message pointed at an empty dead_letter/."""
     (tmp_path / "fr-ar.tsv").write_text("")
