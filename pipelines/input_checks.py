@@ -70,12 +70,21 @@ def _no_filesystem(flag: str, value: str, path: str) -> str:
     return f"{flag} {value!r}: no filesystem for {scheme}:// paths; install it, e.g. pip install -e '.[gcp]' for gs://"
 
 
+# Country codes written for a language code: "jp" drew "pt or ps or pl" from the spelling alone.
+_COUNTRY_CODE_SLIPS = {"jp": "ja", "cn": "zh", "kr": "ko", "gr": "el", "dk": "da", "se": "sv", "cz": "cs",
+                       "ua": "uk", "vn": "vi", "us": "en", "gb": "en", "il": "he", "ir": "fa", "ee": "et",
+                       "rs": "sr", "at": "de", "tw": "zh", "hk": "zh", "mx": "es", "in": "hi", "pk": "ur"}
+
+
 def _known_codes_hint(lang: str, known_langs) -> str:
     """The codes a short list can name; for Wikipedia's ~340, the nearest ones and where the rest are."""
     known = sorted(known_langs)
     if len(known) <= 30:
         return f"supported: {' '.join(known)}"
     near = [lang.lower()] if lang.lower() in known_langs else difflib.get_close_matches(lang.lower(), known, n=3, cutoff=0.5)
+    slip = _COUNTRY_CODE_SLIPS.get(lang.lower())
+    if slip in known_langs and slip not in near:
+        near = [slip, *near][:3]
     guess = f"did you mean {' or '.join(near)}? " if near else ""
     return f"{guess}it takes a Wikipedia language code ({len(known)} known, e.g. en de fr ja zh; corpora/languages.py lists them)"
 

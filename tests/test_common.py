@@ -70,6 +70,9 @@ def test_lang_path_errors_are_one_line(tmp_path):
     with pytest.raises(SystemExit) as err:
         input_checks.parse_lang_paths([f"EN={dump}"], "--dump", WIKIPEDIA_LANGUAGES)
     assert "did you mean en?" in str(err.value) and len(str(err.value)) < 250
+    # A country code for the language code: the language first, not what the spelling is near
+    with pytest.raises(SystemExit, match="did you mean ja or "):
+        input_checks.parse_lang_paths([f"jp={dump}"], "--dump", WIKIPEDIA_LANGUAGES)
 
 
 def test_a_wildcard_path_stands_for_its_files_in_name_order(tmp_path):
