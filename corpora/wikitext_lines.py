@@ -255,6 +255,8 @@ def tidy(text: str, language: WikiLanguage) -> str:
             lines = [line for line in lines if not _is_pipe_separated(line)]
         else:
             lines = [line for line in lines if "|" not in line and NOWIKI_PIPE not in line]
+    if "•" in text:
+        lines = [line for line in lines if not _is_separated(line, "•")]
     if HEADING in text:
         lines = _without_headings(lines, language)
     return "\n".join(line for line in lines if line)
@@ -286,7 +288,14 @@ def _is_pipe_separated(line: str) -> bool:
     """Where authors type "|" for the danda "।" between whole sentences (Bengali, Hindi, Marathi …),
     only a line of short items between pipes is dropped: a navigation bar ("[[4 March]] | 5 March |
     [[6 March]]") or table residue (items of a navigation bar are a few words; sentences are longer)."""
-    bars = line.count("|")
+    return _is_separated(line, "|")
+
+
+def _is_separated(line: str, mark: str) -> bool:
+    """A line of short items between two or more `mark`s: a navigation bar. ukwiki's year pages open
+    with "[[Реформація]]{{•}} [[Епоха Просвітництва]]{{•}} …" ({{•}} shows " • "), which became the
+    start of 512 of the 4,770 uk rows' queries."""
+    bars = line.count(mark)
     return bars >= 2 and (len(line) - bars) / (bars + 1) <= _NAVIGATION_ITEM_CHARS
 
 

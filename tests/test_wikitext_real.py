@@ -164,3 +164,16 @@ def test_an_armenian_label_left_without_its_value_goes():
     burma = "'''Մյանմա''' (բիրմ․՝ [[Պատկեր:Myanmar long form.svg|200px]]), պետություն"
     assert parse_wikitext(burma, wiki_language("hy").with_siteinfo({6: "Պատկեր"})).text == "Մյանմա, պետություն"
     assert parse_wikitext("բութը (՝), առոգանության", "hy").text == "բութը (՝), առոգանության"
+
+
+def test_a_line_of_short_items_between_bullets_is_navigation_and_goes():
+    """ukwiki's year pages open with "[[Промислова революція]]{{•}} [[Російська імперія]]{{•}} …", which
+    led 512 of the 4,770 real uk rows' queries; bnwiki's and mrwiki's topic bars are the same. On the 30
+    real dumps these are the only lines that go (uk 168, bn 9, mr 9). A bulleted list item, one bullet
+    in a line, and sentences between bullets stay."""
+    nav = "[[Промислова революція]]{{•}} [[Російська імперія]]{{•}} [[Наполеонівські війни]]\n'''1815''' — рік."
+    assert parse_wikitext(nav, "uk").text == "1815 — рік."
+    assert parse_wikitext("कनाट प्लेस • संसद मार्ग • चाणक्य पुरी\nदिल्ली।", "mr").text == "दिल्ली।"
+    kept = "• One item of a list written with the character.\nThe first long sentence of this paragraph runs on • " \
+           "and a second long sentence follows it here • with a third one as long as the others."
+    assert parse_wikitext(kept, "en").text == kept
