@@ -118,6 +118,8 @@ def is_inflected_variant(word: str, name: str) -> bool:
     (aristotle), "afganistan" (afghanistan). Names under 5 letters never vary: "gran" must not
     catch "grant". Measured on the real excerpts: el 27 of 424 entities' queries held such a form,
     en 2 of 26, vi 3 of 178 (docs/wiki_mrc.md)."""
+    if name.isdigit():
+        return _ordinal_of(word, name)
     if len(name) < 5 or len(word) < 4 or word[:3] != name[:3] or word == name:
         return False
     if word.startswith(name):
@@ -127,6 +129,21 @@ def is_inflected_variant(word: str, name: str) -> bool:
     if abs(len(word) - len(name)) > 2:
         return False
     return SequenceMatcher(None, word, name, autojunk=False).ratio() >= 0.85  # a transliteration
+
+
+def _ordinal_of(word: str, number: str) -> bool:
+    """Whether `word` is `number` with an ordinal ending: el "15η" in "Η 15η Μαρτίου" (the day page
+    "15 Μαρτίου", whose lead has no bold name: 80 of the 1,580 real el day-page rows kept it),
+    "15th", "1er", "15º"."""
+    ending = word[len(number):]
+    return word.startswith(number) and 0 < len(ending) <= 3 and not any(ch.isdigit() for ch in ending)
+
+
+def _leading_digits(word: str) -> str:
+    end = 0
+    while end < len(word) and word[end].isdigit():
+        end += 1
+    return word[:end]
 
 
 def _matches_at(folded: Sequence[str], i: int, form: tuple[str, ...]) -> bool:
@@ -146,10 +163,16 @@ def _mask_spaced(
     not even a one-word link ("Indiana" in India's query)."""
     by_first: dict[str, list[tuple[str, ...]]] = {}
     by_prefix: dict[str, list[tuple[str, ...]]] = {}
+    by_number: dict[str, list[tuple[str, ...]]] = {}
     for form in forms.forms:
         by_first.setdefault(form[0], []).append(form)
         if len(form[0]) >= 5:
             by_prefix.setdefault(form[0][:3], []).append(form)
+        elif form[0].isdigit() and len(form) > 1:
+            # "15η Μαρτίου", "१ जानेवारीचे"; not a number alone: a link [[10 Ιανουαρίου|10]] makes
+            # "10" a form, and "η 10η ημέρα" (the 10th day) is not the date; nor is "1990s" or uk
+            # "2000-х" (the decade) the year.
+            by_number.setdefault(form[0], []).append(form)
     folded = forms.fold(words)
     range_of = _ranges_by_word(other_names)
     out: list[tuple[str, int]] = []
@@ -158,8 +181,11 @@ def _mask_spaced(
         match = next(
             (f for f in by_first.get(folded[i], ()) if folded[i : i + len(f)] == f), None
         )
-        if match is None and folded[i][:3] in by_prefix:
-            match = next((f for f in by_prefix[folded[i][:3]] if _matches_at(folded, i, f)), None)
+        if match is None:
+            variants = by_prefix.get(folded[i][:3], ())
+            if not variants and by_number and folded[i][:1].isdigit():
+                variants = by_number.get(_leading_digits(folded[i]), ())
+            match = next((f for f in variants if _matches_at(folded, i, f)), None)
             if match and any(k in range_of for k in range(i, i + len(match))):
                 match = None
         if match and range_of and _inside_other_name(i, i + len(match) - 1, range_of):

@@ -36,6 +36,11 @@ def test_title_is_masked_whole_word_and_with_another_ending():
         ("en", "Aristotle", "Aristotle (Greek: Aristotélēs) was a philosopher.", 2),  # transliteration
         ("en", "Afghanistan", "Afghanistan (Afġānistān) is a country.", 2),
         ("en", "Iran", "Iran and Iraq are neighbours.", 1),  # names under 5 letters never vary
+        # A date's number with an ordinal ending (real elwiki day pages, whose leads bold nothing);
+        # another number is not the date's.
+        ("el", "15 Μαρτίου", "Η 15η Μαρτίου είναι η 74η ημέρα του έτους. Η 16η Μαρτίου ακολουθεί.", 1),
+        ("en", "March 15", "March 15th is the 74th day of the year.", 1),
+        ("en", "1990", "1990 began the 1990s.", 1),
     ],
 )
 def test_inflected_and_transliterated_forms_are_masked(lang, title, text, masked_words):
@@ -126,3 +131,10 @@ def test_unspaced_generic_link_text_stays():
     assert forms.forms == (("巴黎",),)
     forms = forms_for("th", "กรุงเทพมหานคร", anchors=["เมืองหลวง"])
     assert forms.forms == (("กรุงเทพมหานคร",),)
+
+
+def test_a_lone_short_number_naming_the_entity_does_not_take_an_ordinal():
+    # elwiki: [[10 Ιανουαρίου|10]] makes "10" a form of the day page, whose lead reads "η 10η ημέρα".
+    forms = forms_for("el", "10 Ιανουαρίου", anchors=["10"])
+    query = masked("el", "Η 10 Ιανουαρίου είναι η 10η ημέρα του έτους.", forms)
+    assert query.count(MASK) == 1 and "10η" in query, query
