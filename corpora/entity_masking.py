@@ -118,8 +118,6 @@ def is_inflected_variant(word: str, name: str) -> bool:
     (aristotle), "afganistan" (afghanistan). Names under 5 letters never vary: "gran" must not
     catch "grant". Measured on the real excerpts: el 27 of 424 entities' queries held such a form,
     en 2 of 26, vi 3 of 178 (docs/wiki_mrc.md)."""
-    if name.isdigit():
-        return _ordinal_of(word, name)
     if len(name) < 5 or len(word) < 4 or word[:3] != name[:3] or word == name:
         return False
     if word.startswith(name):
@@ -147,10 +145,12 @@ def _leading_digits(word: str) -> str:
 
 
 def _matches_at(folded: Sequence[str], i: int, form: tuple[str, ...]) -> bool:
-    """The form at word i, each word equal or an inflected variant (a content word's ending)."""
+    """The form at word i, each word equal or an inflected variant (a content word's ending), or in a
+    form of several words, a number with an ordinal ending ("15η Μαρτίου")."""
     if i + len(form) > len(folded):
         return False
-    return all(w == f or is_inflected_variant(w, f) for w, f in zip(folded[i : i + len(form)], form))
+    return all(w == f or is_inflected_variant(w, f) or len(form) > 1 and f.isdigit() and _ordinal_of(w, f)
+               for w, f in zip(folded[i : i + len(form)], form))
 
 
 def _mask_spaced(
