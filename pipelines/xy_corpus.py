@@ -16,6 +16,7 @@ the ids are from), stats.parquet and dead_letter/.
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
 import os
 import re
@@ -28,7 +29,7 @@ import sentencepiece as spm
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from corpora import sinkhorn, vocap, xy_shards
+from corpora import language_check, parallel, sinkhorn, vocap, xy_shards
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA
 from corpora.wikitext import WIKIPEDIA_LANGUAGES
 from pipelines import beam_outputs, common, input_checks
@@ -53,6 +54,8 @@ SAMPLE_BITEXT = (("parallel", "en-fr=en-fr.en,en-fr.fr"), ("parallel", "en-ar=en
 
 
 class XyCorpusOptions(PipelineOptions):
+    shared_options = (common.LanguageCheckOptions,)
+
     @classmethod
     def _add_argparse_args(cls, parser):
         try:
@@ -130,6 +133,24 @@ def check_vocab(path: str) -> None:
                                 "use a model from `python -m pipelines.vocap`")
 
 
+def check_side_languages(value: str, source: xy_shards.BitextSource) -> None:
+    """Sides swapped or a wrong file: one line before anything runs (corpora/language_check.py)."""
+    handles = [FileSystems.open(p) for p in source.paths]
+    try:
+        lines = [iter(h.readline, b"") for h in handles]
+        records = (parallel.read_two_files(*lines, source.as_pair_source(), "check", 10**9) if len(lines) == 2
+                   else parallel.read_single_file(lines[0], source.as_pair_source(), "check", 10**9))
+        pairs = list(itertools.islice((r for r in records if isinstance(r, parallel.ParallelPair)),
+                                      language_check.SAMPLE_LINES))
+    finally:
+        for h in handles:
+            h.close()
+    problem = language_check.bitext_side_mismatch([p.src_text for p in pairs], [p.tgt_text for p in pairs],
+                                                  source.x_lang, source.y_lang)
+    if problem:
+        raise UsageError(f"--bitext {value!r} (its first {len(pairs)} pairs): {problem}; or pass --allow_language_mismatch")
+
+
 def parse_bitext(specs: list[str]) -> list[xy_shards.BitextSource]:
     sources = []
     for value in specs:
@@ -170,6 +191,9 @@ def plan(opts):
     mono = input_checks.parse_lang_paths(mono_specs, "--mono", XY_LANGUAGES)
     input_checks.check_mono_text("--mono", mono)
     sources = parse_bitext(bitext_specs)
+    if not opts.allow_language_mismatch:
+        for spec, source in zip(bitext_specs, sources):
+            check_side_languages(spec, source)
     opts.vocab = model_in_folder(opts.vocab)
     check_vocab(opts.vocab)
     bitext_langs = {lang for s in sources for lang in (s.x_lang, s.y_lang)}
