@@ -5,9 +5,10 @@ Token ids are the vocap model's (corpora/vocap.py): `<s>`=0 `<pad>`=1 `</s>`=2 `
 `<mask>`=4, the ids SentencePiece gives, no offset.
 
 MRTD: "a fixed input sequence length of 512" (Appendix A). The lines of one input file are read in
-file order, each followed by `</s>` (the document separator of XLM-R's full-sentence packing), and
-the stream is cut every max_len - 1 tokens, each sequence starting with `<s>`. A line may continue
-in the next sequence; every token is kept, and only the last sequence of a group is shorter.
+file order, each followed by `</s>`, and packed whole, as RoBERTa's FULL-SENTENCES (fairseq's
+`complete` break mode) packs them: `<s>` and then as many lines as fit in max_len; a line that does
+not fit in what is left opens the next sequence, and only a line longer than a sequence by itself is
+cut. Every token is kept, in order.
 
 TRTD: `<s> x </s> y </s>`, the order flipped with probability 0.5 (§4) by a generator keyed on
 (seed, pair id, draw), never on iteration order.
@@ -78,10 +79,24 @@ def pair_key(a: str, b: str) -> str:
 
 
 def pack_sequences(lines: list[list[int]], max_len: int) -> list[list[int]]:
-    """Token ids of consecutive lines -> MRTD sequences of at most max_len ids (module docstring)."""
-    stream = [token for ids in lines for token in (*ids, EOS_ID)]
+    """Token ids of consecutive lines -> MRTD sequences of at most max_len ids (module docstring).
+    Cutting the stream every max_len - 1 tokens instead began 94% of the real NTREX rows inside a
+    line, a third of those inside a word ("المس‖لمة"), and some with a bare `</s>`."""
     body = max_len - 1
-    return [[BOS_ID, *stream[start:start + body]] for start in range(0, len(stream), body)]
+    sequences: list[list[int]] = []
+    current: list[int] = []
+    for ids in lines:
+        line = [*ids, EOS_ID]
+        if current and len(current) + len(line) > body:
+            sequences.append([BOS_ID, *current])
+            current = []
+        while len(line) > body:  # longer than a whole sequence: cut, the rest goes on
+            sequences.append([BOS_ID, *line[:body]])
+            line = line[body:]
+        current.extend(line)
+    if current:
+        sequences.append([BOS_ID, *current])
+    return sequences
 
 
 def trtd_sequence(first: tuple[int, ...], second: tuple[int, ...]) -> tuple[list[int], int]:

@@ -20,10 +20,24 @@ def test_packing_keeps_every_token_within_max_len(max_len):
     lines = random_lines(200, max_len)
     sequences = xy_shards.pack_sequences(lines, max_len)
     assert all(1 < len(s) <= max_len and s[0] == BOS_ID for s in sequences)
-    assert all(len(s) == max_len for s in sequences[:-1])  # only the last one is short: no padding needed
     stream = [t for s in sequences for t in s[1:]]
     assert stream == [t for line in lines for t in (*line, EOS_ID)]  # every token, in order, lines ended by </s>
     assert stream.count(EOS_ID) == len(lines)
+    # Whole lines: a sequence opens inside a line only after a full one cut from a line too long for
+    # a sequence by itself, and a line that would have fitted was never split.
+    for before, after in zip(sequences, sequences[1:]):
+        assert before[-1] == EOS_ID or (len(before) == max_len and EOS_ID not in before[1:]), (before, after)
+        if before[-1] == EOS_ID and after[-1] == EOS_ID and EOS_ID not in after[1:-1]:
+            assert len(before) + len(after) - 1 > max_len  # the next line did not fit in what was left
+
+
+def test_packing_fills_sequences_with_whole_lines():
+    lines = [[10] * 4, [11] * 4, [12] * 4, [13] * 9]
+    assert xy_shards.pack_sequences(lines, 12) == [
+        [BOS_ID, *[10] * 4, EOS_ID, *[11] * 4, EOS_ID], [BOS_ID, *[12] * 4, EOS_ID],
+        [BOS_ID, *[13] * 9, EOS_ID]]
+    assert xy_shards.pack_sequences([[14] * 25], 12) == [  # cut only when longer than a sequence
+        [BOS_ID, *[14] * 11], [BOS_ID, *[14] * 11], [BOS_ID, *[14] * 3, EOS_ID]]
 
 
 def test_packing_nothing():
