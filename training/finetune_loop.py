@@ -65,7 +65,10 @@ def train(model: torch.nn.Module, rows: list[dict], collate: Callable[[list[dict
     loss(model, batch on the device) -> the loss tensor (under the caller's autocast).
     progress: tqdm's keyword arguments (desc, leave), or None for no bar. print_losses: each logged
     loss also printed. evaluate(step, say) runs every eval_every steps before the last."""
-    optimizer = torch.optim.AdamW(param_groups(model, weight_decay), lr=lr, fused=device.type == "cuda")
+    # Fused on the CPU too: foreach AdamW holds temporaries the size of all parameters, and XLM-R-style
+    # models are mostly their 250k-word embedding (e5-small: 96M of 118M parameters). One training step
+    # of e5-small at 8 x 384 peaked at 4.1 GB RSS with foreach, 3.3 GB fused.
+    optimizer = torch.optim.AdamW(param_groups(model, weight_decay), lr=lr, fused=device.type in ("cuda", "cpu"))
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(int(warmup_ratio * max_steps), max_steps))
     stream = epoch_batches(rows, batch_size, seed)
     result = Trained(steps=max_steps, seconds=0.0)
