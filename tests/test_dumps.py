@@ -305,11 +305,14 @@ def test_empty_page_and_field_errors():
         page_xml(5, "Bad ns").replace(b"<ns>0</ns>", b"<ns>main</ns>"),
         page_xml(6, "").replace(b"<title></title>", b""),
         page_xml(7, "Deleted").replace(b'<text xml:space="preserve">Some text.</text>', b'<text deleted="deleted" />'),
+        # an empty talk page is a page of a namespace no job reads, not a broken article
+        page_xml(8, "Diskussion:Leer", "").replace(b"<ns>0</ns>", b"<ns>1</ns>"),
     ]
     records = read_bytes(HEADER + b"".join(pages) + FOOTER)
     assert [getattr(r, "reason", "page") for r in records] == [
-        "empty_page", "empty_page", "page", "bad_page_id", "bad_namespace", "missing_title", "empty_page"
+        "empty_page", "empty_page", "page", "bad_page_id", "bad_namespace", "missing_title", "empty_page", "page"
     ]
+    assert (records[7].ns, records[7].text) == (1, "")
     assert records[2].redirect == "A" and records[2].text == ""
     assert records[3].record_id == "No id"  # no id: the title names it
 
