@@ -10,7 +10,6 @@ are in docs/clism_pairs.md.
 """
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import sys
@@ -30,7 +29,8 @@ from pipelines import beam_outputs, common, input_checks
 from pipelines.beam_outputs import DEAD_LETTER, STATS
 from pipelines.input_checks import UsageError
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
-from pipelines.clism_transforms import BuildClismPairs, ReadPairs, read_pair_records
+from pipelines.clism_transforms import BuildClismPairs, ReadPairs
+from pipelines.parallel_reading import first_pairs
 
 JOB = "clism_pairs"
 # The bundled sample, one file layout per reader (see corpora/samples/parallel/README.md).
@@ -96,15 +96,6 @@ class ClismPairsOptions(PipelineOptions):
 
 def sample_dir() -> str:
     return str(resources.files("corpora") / "samples" / "parallel")
-
-
-def first_pairs(source: parallel.PairSource, n: int) -> list[parallel.ParallelPair]:
-    """The first n well-formed pairs of a source, English first, read as the job reads them."""
-    records = read_pair_records(source, "check", max_words=10**9)
-    try:
-        return list(itertools.islice((r for r in records if isinstance(r, parallel.ParallelPair)), n))
-    finally:
-        records.close()
 
 
 def check_side_languages(value: str, source: parallel.PairSource, pretokenized: bool) -> None:

@@ -22,7 +22,6 @@ import posixpath
 from typing import NamedTuple
 
 import apache_beam as beam
-from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
 from corpora import parallel
@@ -32,6 +31,7 @@ from corpora.ner_spans import NER_CACHE_ENTRIES, CachedNer, Span, informative_sp
 from corpora.seeding import stable_hash
 from corpora.words import get_tokenizer, stop_words
 from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
+from pipelines.parallel_reading import read_pair_records
 
 PROGRESS = logging.getLogger("xlu.progress")
 
@@ -66,10 +66,6 @@ def pair_key(tgt_lang: str) -> str:
 # ───────────────────────────── reading ─────────────────────────────
 
 
-def _lines(f):
-    return iter(f.readline, b"")
-
-
 class ReadPairsFn(TallyingDoFn):
     """One PairSource -> lists of up to `batch_size` ParallelPair (as plain tuples); bad lines are
     counted and dead-lettered.
@@ -100,22 +96,6 @@ class ReadPairsFn(TallyingDoFn):
             yield batch
         for reason, n in counts.items():  # one Beam counter update per reason, not per line
             self.tally("read", reason, lang, n)
-
-
-def read_pair_records(source: parallel.PairSource, name: str, max_words: int):
-    """Every record of a parallel source in file order, English first: ParallelPair or BadLine.
-    The files are closed when the records run out or the generator is closed."""
-    handles = [FileSystems.open(p) for p in source.paths]  # compression from the extension
-    try:
-        if len(handles) == 2:
-            first, second = handles if source.english_first else handles[::-1]
-            english_first = parallel.PairSource(source.tgt_lang, source.paths, True)
-            yield from parallel.read_two_files(_lines(first), _lines(second), english_first, name, max_words)
-        else:
-            yield from parallel.read_single_file(_lines(handles[0]), source, name, max_words)
-    finally:
-        for h in handles:
-            h.close()
 
 
 # ───────────────────────────── NER and informative spans ─────────────────────────────

@@ -16,7 +16,6 @@ the ids are from), stats.parquet and dead_letter/.
 from __future__ import annotations
 
 import argparse
-import itertools
 import logging
 import os
 import re
@@ -29,11 +28,12 @@ import sentencepiece as spm
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from corpora import language_check, parallel, sinkhorn, vocap, xy_shards
+from corpora import language_check, sinkhorn, vocap, xy_shards
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA
 from corpora.wikitext import WIKIPEDIA_LANGUAGES
 from pipelines import beam_outputs, common, input_checks
 from pipelines.input_checks import UsageError
+from pipelines.parallel_reading import first_pairs
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 # Imported before XyCorpusOptions is defined, so that Beam's one parser of every options class meets
 # vocap's --mono first (see XyCorpusOptions): whatever a process imports first, the flag is defined once.
@@ -135,16 +135,7 @@ def check_vocab(path: str) -> None:
 
 def check_side_languages(value: str, source: xy_shards.BitextSource) -> None:
     """Sides swapped or a wrong file: one line before anything runs (corpora/language_check.py)."""
-    handles = [FileSystems.open(p) for p in source.paths]
-    try:
-        lines = [iter(h.readline, b"") for h in handles]
-        records = (parallel.read_two_files(*lines, source.as_pair_source(), "check", 10**9) if len(lines) == 2
-                   else parallel.read_single_file(lines[0], source.as_pair_source(), "check", 10**9))
-        pairs = list(itertools.islice((r for r in records if isinstance(r, parallel.ParallelPair)),
-                                      language_check.SAMPLE_LINES))
-    finally:
-        for h in handles:
-            h.close()
+    pairs = first_pairs(source.as_pair_source(), language_check.SAMPLE_LINES)
     problem = language_check.bitext_side_mismatch([p.src_text for p in pairs], [p.tgt_text for p in pairs],
                                                   source.x_lang, source.y_lang)
     if problem:

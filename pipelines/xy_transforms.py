@@ -27,6 +27,7 @@ from corpora.schemas import XY_PAIR_PROBS_SCHEMA
 from corpora.text_lines import decode_line
 from pipelines import beam_outputs, common
 from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
+from pipelines.parallel_reading import read_pair_records
 
 PROGRESS = logging.getLogger("xlu.progress")
 ALL = "all"  # the stats row of job-wide metrics
@@ -179,29 +180,19 @@ class ReadBitextFn(TallyingDoFn):
         source, name = element
         lang = xy_shards.pair_key(source.x_lang, source.y_lang)
         record_name = f"{source.key}/{name}"
-        handles = [FileSystems.open(p) for p in source.paths]
         batch, counts = [], collections.Counter()
-        try:
-            if len(handles) == 2:
-                records = parallel.read_two_files(_lines(handles[0]), _lines(handles[1]), source.as_pair_source(),
-                                                  record_name, NO_LIMIT)
-            else:
-                records = parallel.read_single_file(_lines(handles[0]), source.as_pair_source(), record_name, NO_LIMIT)
-            for record in records:
-                counts["lines"] += 1
-                if isinstance(record, parallel.BadLine):
-                    counts[record.reason] += 1
-                    yield dead_letter(",".join(source.paths), record.pair_id, "read", record.reason, record.excerpt)
-                    continue
-                batch.append(record)
-                if len(batch) == BATCH_SIZE:
-                    yield batch
-                    batch = []
-            if batch:
+        for record in read_pair_records(source.as_pair_source(), record_name, NO_LIMIT):
+            counts["lines"] += 1
+            if isinstance(record, parallel.BadLine):
+                counts[record.reason] += 1
+                yield dead_letter(",".join(source.paths), record.pair_id, "read", record.reason, record.excerpt)
+                continue
+            batch.append(record)
+            if len(batch) == BATCH_SIZE:
                 yield batch
-        finally:
-            for h in handles:
-                h.close()
+                batch = []
+        if batch:
+            yield batch
         for reason, n in sorted(counts.items()):
             self.tally("read", reason, lang, n)
 
