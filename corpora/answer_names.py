@@ -65,12 +65,17 @@ def trim_lower_case_edges(source_words: Sequence[str], target_words: Sequence[st
             return word.lower() not in source
         return not is_word_like(word) and word not in _OPENING and word not in _OPENING.values()
 
-    while start <= end and goes(start):
-        start += 1
-    while end >= start and goes(end):
-        end -= 1
-    if start > end:
+    def without_edges(lo: int, hi: int) -> tuple[int, int] | None:
+        while lo <= hi and goes(lo):
+            lo += 1
+        while hi >= lo and goes(hi):
+            hi -= 1
+        return (lo, hi) if lo <= hi else None
+
+    kept = without_edges(start, end)
+    if kept is None:
         return None
+    start, end = kept
     cuts = [k for k in range(start + 1, end) if lower_case_word(target_words[k])
             and target_words[k].lower() not in source and target_words[k].lower() not in NAME_PARTICLES]
     if cuts:
@@ -81,13 +86,10 @@ def trim_lower_case_edges(source_words: Sequence[str], target_words: Sequence[st
             spelt = sum(target_words[k][:_MIN_INFLECTED_STEM].lower() in stems for k in range(part[0], part[1] + 1))
             return spelt, part[1] - part[0], part[0] > 0
 
-        start, end = max(parts, key=preference)
-        while start <= end and goes(start):
-            start += 1
-        while end >= start and goes(end):
-            end -= 1
-        if start > end:
+        kept = without_edges(*max(parts, key=preference))
+        if kept is None:
             return None
+        start, end = kept
     answer = target_words[start : end + 1]
     if any(any(ch.isalpha() and ch.isupper() != ch.islower() for ch in w) for w in answer) \
             and not any(ch.isupper() for w in answer for ch in w):

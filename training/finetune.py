@@ -336,14 +336,15 @@ def finetune(args: argparse.Namespace) -> dict:
     metrics, by_eval, predictions = finetune_loop.evaluate_all(eval_sets, lambda ex: task.evaluate(ex, tokenizer, forward))
     eval_seconds = time.perf_counter() - start
     evals.append({"step": max_steps, **metrics, **({"by_eval": by_eval} if len(by_eval) > 1 else {})})
+    paper_mean = finetune_loop.paper_xquad_mean(by_eval)
     result = {
         "task": args.task, "init": args.init, "train": args.train, "eval": args.eval,
         "train_examples": len(train_examples), "train_rows": len(rows),
         "eval_examples": sum(map(len, eval_sets.values())),
         "steps": max_steps, "train_seconds": trained.seconds, "eval_seconds": eval_seconds,
         "metrics": metrics, "metrics_by_eval": by_eval, "evaluations": evals, "losses": trained.losses,
-        **({"metrics_without_ro": paper_mean} if (paper_mean := finetune_loop.paper_xquad_mean(by_eval)) else {}),
         "collator_counts": dict(trained.counts), "args": vars(args),
+        **({"metrics_without_ro": paper_mean} if paper_mean else {}),
     }
     (out / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
     if len(predictions) == 1:
