@@ -56,8 +56,10 @@ def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
 
 
 def make_optimizer(model: torch.nn.Module, cfg: TrainConfig, device: torch.device) -> torch.optim.AdamW:
+    # Fused on the CPU too, as in fine-tuning (training/finetune_loop.py): the foreach form holds
+    # temporaries the size of all parameters, most of them a 250k-piece embedding at XLM-R's sizes.
     return torch.optim.AdamW(param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.adam_eps,
-                             fused=device.type == "cuda")
+                             fused=device.type in ("cuda", "cpu"))
 
 
 def lr_lambda(warmup: int, total: int) -> Callable[[int], float]:
