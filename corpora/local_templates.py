@@ -56,7 +56,12 @@ RENDERERS_OF_WIKI: dict[str, dict[str, Renderer]] = {
     "it": italian_templates.RENDERERS,
     # "no {{séc|XIII}}" shows "no século XIII"; "{{fmtn|90000}} habitantes", the number
     "pt": {"séc": lambda positional, named: f"século {arg(positional, 0)}".strip(), "fmtn": first},
-    "ru": {name: _untranslated_link for name in ("нп5", "нп3", "нп4", "нп", "не переведено 5", "не переведено 3", "iw")},
+    "ru": {
+        **{name: _untranslated_link for name in ("нп5", "нп3", "нп4", "нп", "не переведено 5", "не переведено 3", "iw")},
+        # "Население составляет {{число|3054000}} человек" (real ruwiki, Литва): the number, then a unit
+        # when one is given ({{число|65300|км²}}); dropped, it left "составляет человек"
+        "число": lambda positional, named: " ".join(a for a in (arg(positional, 0), arg(positional, 1)) if a),
+    },
     # uk {{не перекладено|Благородний пансіон|Благородному пансіоні|ru|…}} (24 calls in the uk dump), its
     # short names {{нп}} (32) and {{iw}} (12): the same arguments as ru's
     "uk": {

@@ -138,6 +138,8 @@ def test_portuguese_and_russian_templates_seen_in_real_sentences():
     assert render("séc|XIII", str, "pt") == "século XIII" and render("fmtn|90000", str, "pt") == "90000"
     assert render("нп5|Баварский квартал|Баварский квартал|de|Bayerisches Viertel", str, "ru") == "Баварский квартал"
     assert render("нп5|Amerika-Gedenkbibliothek", str, "ru") == "Amerika-Gedenkbibliothek"
+    # ruwiki "Население составляет {{число|3054000}} человек" read "составляет человек"
+    assert render("число|3054000", str, "ru") == "3054000" and render("число|65300|км²", str, "ru") == "65300 км²"
     assert render("séc|XIII", str, "es") is None
 
 
