@@ -97,6 +97,34 @@ def trim_lower_case_edges(source_words: Sequence[str], target_words: Sequence[st
     return start, end
 
 
+def hold_place_to_capital(source_words: Sequence[str], target_words: Sequence[str], start: int, end: int
+                          ) -> tuple[int, int] | None:
+    """A place's or an organisation's answer, in a script with letter case, when the English name is
+    one capitalised word ("the" aside): without the lower-case words before it that the English
+    lacks ("Pyongyang" -> ~~покинул~~ Пхеньян, "NATO" -> ~~вступление в~~ НАТО); None when its
+    letters have case and none is a capital ("London" -> происшествия, "Washington" -> çektiğini).
+    Only words before it go: after a one-word name they are often its own ("Pacific" -> Тихому
+    океану). Read on real NTREX pairs, 40 such answers in 13 languages: about 30 were wrong; the
+    right ones lost are translated as a lower-case adjective or noun ("U.S." -> amerikansk, "Senate"
+    -> senaten). A name of several words is left alone: there, half of the lower-case answers were
+    right (högsta domstolen, korkeimmassa oikeudessa, a marinha alemã)."""
+    names = [w for w in source_words if is_word_like(w) and w.lower() not in _ENGLISH_ARTICLES]
+    if len(names) != 1 or not names[0][:1].isupper() or not any(ch.isupper() for w in target_words for ch in w):
+        return start, end  # several words, not a capitalised name, or a lower-cased corpus
+    source = {w.lower() for w in source_words}
+    while start < end and (lower_case_word(target_words[start]) and target_words[start].lower() not in source
+                           or not is_word_like(target_words[start]) and target_words[start] not in _OPENING):
+        start += 1
+    answer = target_words[start : end + 1]
+    if any(ch.isalpha() and ch.isupper() != ch.islower() for w in answer for ch in w) \
+            and not any(ch.isupper() for w in answer for ch in w):
+        return None
+    return start, end
+
+
+_ENGLISH_ARTICLES = frozenset({"the", "a", "an"})
+
+
 def extend_to_inflected_name(source_words: Sequence[str], target_words: Sequence[str], start: int, end: int
                              ) -> tuple[int, int]:
     """Take in the neighbour that begins with the English name's first or last word when the answer

@@ -16,9 +16,10 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import NamedTuple
 
 from corpora.aligners import project_span
+from corpora.answer_tags import repair_by_tags
 from corpora.answer_names import (PLACE_AND_ORGANISATION_LABELS, UNCAPITALISED_NAME_LANGS, bracketed_copy,
-                                  extend_to_inflected_name, the_copy_if_one, trim_lower_case_edges,
-                                  without_trailing_copy)
+                                  extend_to_inflected_name, hold_place_to_capital, the_copy_if_one,
+                                  trim_lower_case_edges, without_trailing_copy)
 from corpora.words import is_word_like, stop_words
 
 # spaCy's value labels: their translations are often words that stop lists hold ("today" -> heute,
@@ -34,6 +35,8 @@ VALUE_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDIN
 NAMES_SPELLED_WITH_STOP_WORDS = frozenset({"ar", "fa", "ur", "th", "lo", "km", "my", "zh", "yue"})
 
 _ENGLISH_ARTICLES = frozenset({"the", "a", "an"})
+_ENGLISH_TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "sir", "lady", "lord", "prof", "professor"})
+_TITLE_SUFFIXES = {"ja": frozenset({"氏", "さん", "様"})}
 # A value's function words are trimmed only beside a number or a day or month name ("cei 100",
 # "am Donnerstag", "din decembrie 2001"): elsewhere they are often part of it ("today" -> i dag,
 # aujourd'hui; "secondly" -> för det andra).
@@ -62,9 +65,18 @@ class AnswerWords(NamedTuple):
     trailing_particles: frozenset[str] = frozenset()
     leading_particles: frozenset[str] = frozenset()
     capitalises_names: bool = True  # a person's name is capitalised (answer_names.trim_lower_case_edges)
+    # Written after a person's name where English has no title: ja "ロナウド 氏" for "Ronaldo" (50 of
+    # 3,179 ja answers on real NTREX pairs, none of them with Mr or Ms in the English span).
+    title_suffixes: frozenset[str] = frozenset()
+    lang: str = ""  # the code the rules read tags by (corpora/answer_tags.py)
 
 
 PUNCTUATION_RULES_ONLY = AnswerWords(frozenset(), frozenset(), frozenset())
+
+
+# Every reason project_answer gives for a span without an answer (stats `project/<reason>`).
+REJECTION_REASONS = ("unaligned", "scattered", "target_only_stop_words", "number_without_digit", "comma_inside_name",
+                     "comma_inside_value", "english_copy_in_brackets", "name_without_capital", "name_without_noun")
 
 
 class Answer(NamedTuple):
@@ -75,10 +87,11 @@ class Answer(NamedTuple):
 
 def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequence[str], target_words: Sequence[str],
                    span_start: int, span_end: int, label: str, max_gap: int, source_stop_words: frozenset[str],
-                   words: AnswerWords) -> Answer | str:
+                   words: AnswerWords, target_tags: Sequence[str] = ()) -> Answer | str:
     """The answer to the English span source_words[span_start..span_end] (inclusive): its projection
-    through `alignment` ((source, target) pairs), edges repaired; or why there is none, a reason of
-    project_span or "target_only_stop_words". clism_pairs' project step and benchmarks/alignment.py."""
+    through `alignment` ((source, target) pairs), edges repaired; or why there is none, one of
+    REJECTION_REASONS. `target_tags`, one part of speech per target word (corpora/word_tags.py), or
+    none. clism_pairs' project step and benchmarks/alignment.py."""
     projected = project_span(alignment, span_start, span_end, max_gap)
     if isinstance(projected, str):
         return projected
@@ -87,6 +100,8 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
     start, end = projected
     if label in VALUE_LABELS and start > 0 and _digits_left_outside(source, target_words, start, end):
         start -= 1
+    if label in VALUE_LABELS:
+        start, end = _whole_number(source, target_words, start, end)
     start, end = trim_answer_edges(source, target_words, start, end, links, label, source_stop_words, words)
     if label not in VALUE_LABELS:
         start, end = the_copy_if_one(source, target_words, start, end)
@@ -99,14 +114,88 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
             if trimmed is None:
                 return "name_without_capital"
             start, end = trimmed
+        elif words.capitalises_names and label in PLACE_AND_ORGANISATION_LABELS:
+            trimmed = hold_place_to_capital(source, target_words, start, end)
+            if trimmed is None:
+                return "name_without_capital"
+            start, end = trimmed
+        if target_tags:
+            repaired = repair_by_tags(words.lang, target_tags, start, end)
+            if repaired is None:
+                return "name_without_noun"
+            start, end = repaired
+        if label == "PERSON" and end > start and target_words[end] in words.title_suffixes \
+                and not any(w.lower().rstrip(".") in _ENGLISH_TITLES for w in source):
+            end -= 1
     answer = target_words[start : end + 1]
     if uninformative_answer(source, answer, label, words):
         return "target_only_stop_words"
-    if _has_digit(source) and not _has_digit(answer) and not any(words.number_word(w.lower()) for w in answer):
+    if _is_number(source, label, words) and not _has_digit(answer) and not any(words.number_word(w.lower()) for w in answer):
         return "number_without_digit"
     if label not in VALUE_LABELS and _has_clause_comma(answer) and not _has_clause_comma(source):
         return "comma_inside_name"
+    if label in VALUE_LABELS and _comma_between_words(answer) and not _has_clause_comma(source):
+        return "comma_inside_value"
     return Answer(start, end, (start, end) != projected)
+
+
+# Values counted in numbers, which a translation writes with a digit or a number word. Not ORDINAL:
+# spaCy's like_num knows few ordinal words (not второе, toisen, الثانية), nor DATE ("the fifties").
+_COUNT_LABELS = frozenset({"CARDINAL", "MONEY", "PERCENT", "QUANTITY"})
+
+
+def _is_number(source: Sequence[str], label: str, words: AnswerWords) -> bool:
+    """A span with a digit, or a count written in English words ("Fourteen", "almost zero") where the
+    target language's number words are known (spaCy's like_num; without it "kumi" would be lost).
+    Such counts were answered by words beside them on real NTREX pairs: "Fourteen" -> По сообщениям,
+    "almost zero" -> माध्यम (22 of 23 wrong)."""
+    if _has_digit(source):
+        return True
+    return label in _COUNT_LABELS and words.number_word is not str.isdigit \
+        and any(_english_number_word(w.lower()) for w in source)
+
+
+@functools.lru_cache(maxsize=1)
+def _english_number_test() -> Callable[[str], bool]:
+    return _number_word_test("en")
+
+
+def _english_number_word(word: str) -> bool:
+    return is_word_like(word) and _english_number_test()(word)
+
+
+def _comma_between_words(answer: Sequence[str]) -> bool:
+    """A comma standing between two words of a value's answer, not between two digits ("1 , 127" as
+    a tokeniser may write 1,127): the answer ran into the next clause ("40 per cent" -> 学生 中 ， 40%,
+    "40th anniversary" -> 40-летие , когда произошли; 42 of 44 on real NTREX pairs were wrong)."""
+    for k in range(1, len(answer) - 1):
+        if answer[k] and all(ch in _CLAUSE_COMMAS for ch in answer[k]) \
+                and not (answer[k - 1][-1:].isdigit() and answer[k + 1][:1].isdigit()):
+            return True
+    return False
+
+
+_DECIMAL_MARKS = frozenset({".", ","})
+
+
+def _whole_number(source: Sequence[str], target_words: Sequence[str], start: int, end: int) -> tuple[int, int]:
+    """A number the target's tokeniser cut at its decimal or thousands mark ("7 . 5", "1 , 127")
+    answered by one piece ("7.5" -> 5, "1,127" -> 127, "100,000" -> 000: ko 13, zh 4 on real NTREX
+    pairs): the pieces beside it join while the digits stay the English number's."""
+    english = "".join(ch for w in source for ch in w if ch.isdigit())
+    if len(english) < 2:
+        return start, end
+
+    def digits(lo: int, hi: int) -> str:
+        return "".join(ch for k in range(lo, hi + 1) for ch in target_words[k] if ch.isdigit())
+
+    while start >= 2 and target_words[start - 1] in _DECIMAL_MARKS and target_words[start - 2][-1:].isdigit() \
+            and target_words[start][:1].isdigit() and digits(start - 2, end) in english:
+        start -= 2
+    while end + 2 < len(target_words) and target_words[end + 1] in _DECIMAL_MARKS and target_words[end][-1:].isdigit() \
+            and target_words[end + 2][:1].isdigit() and digits(start, end + 2) in english:
+        end += 2
+    return start, end
 
 
 # Numerals of the scripts that write numbers without digits: a translation may give 375,000 as
@@ -161,7 +250,8 @@ def answer_words(lang: str) -> AnswerWords:
     base = lang.split("-")[0]
     particles = _PARTICLES.get(base, frozenset())
     extra = dict(trailing_particles=particles, leading_particles=frozenset() if base in _SURNAMES_AMONG_PARTICLES else particles,
-                 capitalises_names=base not in UNCAPITALISED_NAME_LANGS, number_word=is_number)
+                 capitalises_names=base not in UNCAPITALISED_NAME_LANGS, number_word=is_number,
+                 title_suffixes=_TITLE_SUFFIXES.get(base, frozenset()), lang=base)
     stops |= particles
     if base in NAMES_SPELLED_WITH_STOP_WORDS:
         return AnswerWords(stops, frozenset(), frozenset(), **extra)

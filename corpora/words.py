@@ -65,11 +65,11 @@ TOKENISER_TABLE: dict[str, str] = {
 assert set(TOKENISER_TABLE) == set(SUPPORTED_LANGS)
 
 # Sudachi refuses inputs over 49,149 bytes of UTF-8; 12,000 characters are at most 48,000 bytes.
-_SUDACHI_MAX_CHARS = 12_000
+SUDACHI_MAX_CHARS = 12_000
 
 # Sudachi split mode: A (shortest units) is what spaCy's ja tokenizer uses by default; finer units
 # can only make more entity-name spans expressible.
-_SUDACHI_MODE = "A"
+SUDACHI_MODE = "A"
 
 # spaCy tokenizer.pipe batch size; the texts are short windows, so a large batch is cheap.
 _SPACY_BATCH = 256
@@ -94,7 +94,7 @@ class WordTokenizer(Protocol):
 _DIRECTION_CONTROLS = "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
 
-def _clean(words: Iterable[str]) -> list[str]:
+def clean_tokens(words: Iterable[str]) -> list[str]:
     """Drops whitespace-only and empty tokens and splits any token that has whitespace inside.
 
     spaCy emits tokens for runs of extra spaces and newlines, PyThaiNLP and Sudachi emit spaces,
@@ -119,10 +119,10 @@ class _SpacyTokenizer:
     _tokenizer: Callable
 
     def tokenize(self, text: str) -> list[str]:
-        return _clean(t.text for t in self._tokenizer(text))
+        return clean_tokens(t.text for t in self._tokenizer(text))
 
     def tokenize_many(self, texts: list[str]) -> list[list[str]]:
-        return [_clean(t.text for t in doc) for doc in self._tokenizer.pipe(texts, batch_size=_SPACY_BATCH)]
+        return [clean_tokens(t.text for t in doc) for doc in self._tokenizer.pipe(texts, batch_size=_SPACY_BATCH)]
 
 
 @dataclass
@@ -136,7 +136,7 @@ class _FunctionTokenizer:
     def tokenize(self, text: str) -> list[str]:
         if not text or text.isspace():
             return []
-        return _clean(self._segment(text))
+        return clean_tokens(self._segment(text))
 
     def tokenize_many(self, texts: list[str]) -> list[list[str]]:
         return [self.tokenize(t) for t in texts]
@@ -179,7 +179,7 @@ def _build_zh() -> WordTokenizer:
     return _FunctionTokenizer("zh", False, lambda text: seg.cut(text, cut_all=False, HMM=True))
 
 
-def _chunks(text: str, max_chars: int) -> Iterable[str]:
+def text_chunks(text: str, max_chars: int) -> Iterable[str]:
     """Splits text into pieces of at most max_chars, cutting after a newline, else after any
     whitespace, else after an ideographic full stop; a hard cut only if there is none of those."""
     start = 0
@@ -200,7 +200,7 @@ def _build_ja() -> WordTokenizer:
     from sudachipy import Dictionary, SplitMode
 
     dictionary = Dictionary()  # sudachidict_core, shipped as a wheel
-    mode = getattr(SplitMode, _SUDACHI_MODE)
+    mode = getattr(SplitMode, SUDACHI_MODE)
     # All fields, as spaCy's ja builds it: Sudachi's number-joining plugin reads the POS and the
     # normalised form, and without them every digit is a word of its own ("1940年代" -> 1 9 4 0 年 代,
     # "3.5" -> 3 . 5; with POS alone, "1,000" -> 1 , 000). Loading only the surface was ~20% faster.
@@ -209,7 +209,7 @@ def _build_ja() -> WordTokenizer:
 
     def segment(text: str) -> Iterable[str]:
         tok = per_thread.get()
-        for chunk in _chunks(text, _SUDACHI_MAX_CHARS):
+        for chunk in text_chunks(text, SUDACHI_MAX_CHARS):
             for m in tok.tokenize(chunk):
                 yield m.surface()
 

@@ -29,6 +29,7 @@ from corpora.aligners import EflomalAligner, FastAlignAligner, SimAlignAligner
 from corpora.answer_spans import answer_words, drop_overlapping, project_answer
 from corpora.ner_spans import NER_CACHE_ENTRIES, CachedNer, Span, informative_spans, load_ner_pipeline
 from corpora.seeding import stable_hash
+from corpora.word_tags import tag_words
 from corpora.words import get_tokenizer, stop_words
 from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 from pipelines.parallel_reading import read_pair_records
@@ -42,6 +43,7 @@ class TaggedPair(NamedTuple):
     src_words: tuple
     tgt_words: tuple
     spans: tuple  # of Span, English side, inclusive word offsets
+    tgt_tags: tuple = ()  # a part of speech per target word where the answer rules read them (ja, ko)
 
 
 # Beam's default coder encodes tuples, lists, str and int in C but pickles any other object one by
@@ -51,11 +53,11 @@ class TaggedPair(NamedTuple):
 # stage boundaries as plain tuples and are named again inside the DoFn that reads them.
 
 def tagged_to_wire(pair: TaggedPair) -> tuple:
-    return (pair.pair_id, pair.tgt_lang, pair.src_words, pair.tgt_words, tuple(tuple(s) for s in pair.spans))
+    return (pair.pair_id, pair.tgt_lang, pair.src_words, pair.tgt_words, tuple(tuple(s) for s in pair.spans), pair.tgt_tags)
 
 
 def tagged_from_wire(t: tuple) -> TaggedPair:
-    return TaggedPair(t[0], t[1], t[2], t[3], tuple(Span._make(s) for s in t[4]))
+    return TaggedPair(t[0], t[1], t[2], t[3], tuple(Span._make(s) for s in t[4]), t[5])
 
 
 def pair_key(tgt_lang: str) -> str:
@@ -162,7 +164,8 @@ class TagEntitiesFn(TallyingDoFn):
             if not spans:
                 # Dropped from the output but still aligned by fast_align/eflomal: every pair is training data.
                 counts["pairs", "no_span", lang] += 1
-            tagged.append(tagged_to_wire(TaggedPair(pair.pair_id, pair.tgt_lang, src, tuple(tgt), tuple(spans))))
+            tags = tag_words(pair.tgt_lang, pair.tgt_text, tgt) if spans and not self.pretokenized else ()
+            tagged.append(tagged_to_wire(TaggedPair(pair.pair_id, pair.tgt_lang, src, tuple(tgt), tuple(spans), tags)))
         tally_all(self, counts)
         if tagged:
             yield tagged
@@ -207,7 +210,7 @@ class _ProjectingDoFn(TallyingDoFn):
         words, english_stops = answer_words(pair.tgt_lang), stop_words("en")
         for span in pair.spans:
             answer = project_answer(alignment, pair.src_words, pair.tgt_words, span.start, span.end, span.label,
-                                    self.max_gap, english_stops, words)
+                                    self.max_gap, english_stops, words, pair.tgt_tags)
             if isinstance(answer, str):
                 counts["project", answer, lang] += 1
                 continue

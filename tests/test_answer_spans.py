@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from corpora.answer_spans import answer_words, project_answer
-from corpora.words import stop_words
+from corpora.word_tags import tag_words
+from corpora.words import get_tokenizer, stop_words
 
 
 def answer(source: str, target: str, label: str, lang: str, links: list[tuple[int, int]]):
@@ -67,6 +68,62 @@ def test_a_persons_answer_loses_the_lower_case_words_beside_the_name():
     # No capitals to go by: a lower-cased corpus, or Georgian, whose names are not capitalised.
     assert answer("daley", "bu ölümünden sonra", "PERSON", "tr", [(0, 1)]) == "ölümünden"
     assert answer("Shota Rustaveli", "შოთა რუსთაველი", "PERSON", "ka", [(0, 0), (1, 1)]) == "შოთა რუსთაველი"
+
+
+def test_a_one_word_place_or_organisation_is_held_to_a_capital():
+    # Real NTREX answers (fast_align): a one-word name aligned to a lower-case word beside it or elsewhere.
+    assert answer("London", "Он скончался на месте происшествия", "GPE", "ru", [(0, 4)]) == "name_without_capital"
+    assert answer("Washington", "Polis çektiğini", "GPE", "tr", [(0, 1)]) == "name_without_capital"
+    # The lower-case words before it go ("left Pyongyang", "joining NATO"), not those after it.
+    assert answer("Pyongyang", "покинул Пхеньян", "GPE", "ru", [(0, 0), (0, 1)]) == "Пхеньян"
+    assert answer("NATO", "вступление в НАТО", "ORG", "ru", [(0, 0), (0, 2)]) == "НАТО"
+    assert answer("Pacific", "Тихому океану", "LOC", "ru", [(0, 0), (0, 1)]) == "Тихому океану"
+    # A name of several words may be written in lower case (high court, a marinha alemã), and a
+    # lower-cased corpus has no capitals to go by.
+    assert answer("the Supreme Court", "högsta domstolen", "ORG", "sv", [(1, 0), (2, 1)]) == "högsta domstolen"
+    assert answer("london", "скончался на месте происшествия", "GPE", "ru", [(0, 3)]) == "происшествия"
+
+
+def test_a_japanese_persons_answer_loses_an_honorific_the_english_lacks():
+    assert answer("Ronaldo", "ロナウド 氏", "PERSON", "ja", [(0, 0), (0, 1)]) == "ロナウド"
+    assert answer("Jim Furyk", "ジム ・ フューリク 氏", "PERSON", "ja", [(0, 0), (1, 2), (1, 3)]) == "ジム ・ フューリク"
+    assert answer("Mr Smith", "スミス 氏", "PERSON", "ja", [(1, 0), (0, 1)]) == "スミス 氏"
+
+
+def test_values_written_out_cut_at_a_mark_or_run_into_the_next_clause():
+    # A count written in English words needs a number in the answer: "Fourteen" -> По сообщениям.
+    assert answer("Fourteen", "По сообщениям", "CARDINAL", "ru", [(0, 0), (0, 1)]) == "number_without_digit"
+    assert answer("Fourteen", "Четырнадцать", "CARDINAL", "ru", [(0, 0)]) == "Четырнадцать"
+    assert answer("Fourteen", "14", "CARDINAL", "ru", [(0, 0)]) == "14"
+    # A tokeniser cut the number at its mark and the aligner kept one piece: the pieces join.
+    assert answer("7.5", "진도 7 . 5 의", "CARDINAL", "ko", [(0, 3)]) == "7 . 5"
+    assert answer("1,127", "1 , 127 명", "CARDINAL", "ko", [(0, 2)]) == "1 , 127"
+    assert answer("100,000", "100 , 000", "CARDINAL", "zh", [(0, 2)]) == "100 , 000"
+    assert answer("7.5", "3 . 5", "CARDINAL", "ko", [(0, 2)]) == "5"  # another number's piece stays out
+    # A value's answer across a clause comma ran into the next clause; a comma between digits is the number's.
+    assert answer("40 per cent", "学生 中 ， 40%", "PERCENT", "zh", [(0, 3), (2, 0)]) == "comma_inside_value"
+    assert answer("40th anniversary", "40-летие , когда произошли", "DATE", "ru", [(0, 0), (1, 3)]) == "comma_inside_value"
+
+
+def tagged_answer(source: str, text: str, label: str, lang: str, links: list[tuple[int, int]]):
+    """project_answer on a real sentence, its words and their tags from the job's own analysers."""
+    src, tgt = source.split(), get_tokenizer(lang).tokenize(text)
+    tags = tag_words(lang, text, tgt)
+    assert len(tags) == len(tgt)
+    result = project_answer(links, src, tgt, 0, len(src) - 1, label, 2, stop_words("en"), answer_words(lang), tags)
+    return result if isinstance(result, str) else " ".join(tgt[result.start : result.end + 1])
+
+
+def test_a_names_answer_read_by_its_parts_of_speech():
+    # ja: the verb the aligner ran into goes with the particle before it; a verb alone is no name.
+    assert tagged_answer("Baton Rouge", "彼はバトン・ルージュで育ちました。", "GPE", "ja", [(0, 2), (1, 4), (1, 6)]) == \
+        "バトン ・ ルージュ"
+    assert tagged_answer("Clark", "クラーク氏はこう述べた。", "PERSON", "ja", [(0, 4)]) == "name_without_noun"
+    # ko: a verb and its endings ("reported", "fights") are no name; a particle before a name goes.
+    assert tagged_answer("Hill", "힐은 보도했습니다.", "PERSON", "ko", [(0, 3)]) == "name_without_noun"
+    assert tagged_answer("Italy", "이탈리아와 싸운다.", "GPE", "ko", [(0, 2)]) == "name_without_noun"
+    assert tagged_answer("Hill", "힐은 보도했습니다.", "PERSON", "ko", [(0, 2), (0, 3)]) == "name_without_noun"
+    assert tagged_answer("the White House", "백악관은 발표했다.", "ORG", "ko", [(1, 0), (2, 0)]) == "백악관"
 
 
 def test_a_name_inflected_by_a_suffix_is_not_cut_at_its_last_word():

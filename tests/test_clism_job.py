@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from corpora.answer_spans import REJECTION_REASONS
 from corpora.ner_spans import Span, check_span_rules, load_ner_pipeline, ner_pipeline_available
 from corpora.schemas import CLISM_SCHEMA
 from corpora.words import stop_words
@@ -109,9 +110,7 @@ def test_sample_stats_account_for_every_line_and_row(sample_run):
         assert stats[(lang, "align/pairs")] == 42  # fast_align learns from every pair, spanless ones too
         dropped = stats.get((lang, "pairs/no_span"), 0) + stats.get((lang, "pairs/no_span_projected"), 0)
         assert kept[lang] + dropped == 42
-        projected_away = sum(stats.get((lang, f"project/{reason}"), 0)
-                             for reason in ("unaligned", "scattered", "target_only_stop_words", "number_without_digit",
-                                            "comma_inside_name", "overlapping_answers"))
+        projected_away = sum(stats.get((lang, f"project/{reason}"), 0) for reason in (*REJECTION_REASONS, "overlapping_answers"))
         assert stats[(lang, "ner/informative_spans")] == spans[lang] + projected_away
 
 
