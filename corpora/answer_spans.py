@@ -17,6 +17,8 @@ from typing import NamedTuple
 
 from corpora.aligners import project_span
 from corpora.answer_tags import repair_by_tags
+from corpora.answer_values import (comma_between_words, counts_a_number, digits_left_outside, has_clause_comma, has_digit,
+                                   number_word_test, whole_number)
 from corpora.answer_names import (PLACE_AND_ORGANISATION_LABELS, UNCAPITALISED_NAME_LANGS, bracketed_copy,
                                   extend_to_inflected_name, hold_place_to_capital, the_copy_if_one,
                                   trim_lower_case_edges, without_trailing_copy)
@@ -98,10 +100,10 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
     source = source_words[span_start : span_end + 1]
     links = [(i - span_start, j) for i, j in alignment if span_start <= i <= span_end]
     start, end = projected
-    if label in VALUE_LABELS and start > 0 and _digits_left_outside(source, target_words, start, end):
+    if label in VALUE_LABELS and start > 0 and digits_left_outside(source, target_words, start, end):
         start -= 1
     if label in VALUE_LABELS:
-        start, end = _whole_number(source, target_words, start, end)
+        start, end = whole_number(source, target_words, start, end)
     start, end = trim_answer_edges(source, target_words, start, end, links, label, source_stop_words, words)
     if label not in VALUE_LABELS:
         start, end = the_copy_if_one(source, target_words, start, end)
@@ -130,99 +132,13 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
     answer = target_words[start : end + 1]
     if uninformative_answer(source, answer, label, words):
         return "target_only_stop_words"
-    if _is_number(source, label, words) and not _has_digit(answer) and not any(words.number_word(w.lower()) for w in answer):
+    if counts_a_number(source, label, words.number_word) and not has_digit(answer) and not any(words.number_word(w.lower()) for w in answer):
         return "number_without_digit"
-    if label not in VALUE_LABELS and _has_clause_comma(answer) and not _has_clause_comma(source):
+    if label not in VALUE_LABELS and has_clause_comma(answer) and not has_clause_comma(source):
         return "comma_inside_name"
-    if label in VALUE_LABELS and _comma_between_words(answer) and not _has_clause_comma(source):
+    if label in VALUE_LABELS and comma_between_words(answer) and not has_clause_comma(source):
         return "comma_inside_value"
     return Answer(start, end, (start, end) != projected)
-
-
-# Values counted in numbers, which a translation writes with a digit or a number word. Not ORDINAL:
-# spaCy's like_num knows few ordinal words (not второе, toisen, الثانية), nor DATE ("the fifties").
-_COUNT_LABELS = frozenset({"CARDINAL", "MONEY", "PERCENT", "QUANTITY"})
-
-
-def _is_number(source: Sequence[str], label: str, words: AnswerWords) -> bool:
-    """A span with a digit, or a count written in English words ("Fourteen", "almost zero") where the
-    target language's number words are known (spaCy's like_num; without it "kumi" would be lost).
-    Such counts were answered by words beside them on real NTREX pairs: "Fourteen" -> По сообщениям,
-    "almost zero" -> माध्यम (22 of 23 wrong)."""
-    if _has_digit(source):
-        return True
-    return label in _COUNT_LABELS and words.number_word is not str.isdigit \
-        and any(_english_number_word(w.lower()) for w in source)
-
-
-@functools.lru_cache(maxsize=1)
-def _english_number_test() -> Callable[[str], bool]:
-    return _number_word_test("en")
-
-
-def _english_number_word(word: str) -> bool:
-    return is_word_like(word) and _english_number_test()(word)
-
-
-def _comma_between_words(answer: Sequence[str]) -> bool:
-    """A comma standing between two words of a value's answer, not between two digits ("1 , 127" as
-    a tokeniser may write 1,127): the answer ran into the next clause ("40 per cent" -> 学生 中 ， 40%,
-    "40th anniversary" -> 40-летие , когда произошли; 42 of 44 on real NTREX pairs were wrong)."""
-    for k in range(1, len(answer) - 1):
-        if answer[k] and all(ch in _CLAUSE_COMMAS for ch in answer[k]) \
-                and not (answer[k - 1][-1:].isdigit() and answer[k + 1][:1].isdigit()):
-            return True
-    return False
-
-
-_DECIMAL_MARKS = frozenset({".", ","})
-
-
-def _whole_number(source: Sequence[str], target_words: Sequence[str], start: int, end: int) -> tuple[int, int]:
-    """A number the target's tokeniser cut at its decimal or thousands mark ("7 . 5", "1 , 127")
-    answered by one piece ("7.5" -> 5, "1,127" -> 127, "100,000" -> 000: ko 13, zh 4 on real NTREX
-    pairs): the pieces beside it join while the digits stay the English number's."""
-    english = "".join(ch for w in source for ch in w if ch.isdigit())
-    if len(english) < 2:
-        return start, end
-
-    def digits(lo: int, hi: int) -> str:
-        return "".join(ch for k in range(lo, hi + 1) for ch in target_words[k] if ch.isdigit())
-
-    while start >= 2 and target_words[start - 1] in _DECIMAL_MARKS and target_words[start - 2][-1:].isdigit() \
-            and target_words[start][:1].isdigit() and digits(start - 2, end) in english:
-        start -= 2
-    while end + 2 < len(target_words) and target_words[end + 1] in _DECIMAL_MARKS and target_words[end][-1:].isdigit() \
-            and target_words[end + 2][:1].isdigit() and digits(start, end + 2) in english:
-        end += 2
-    return start, end
-
-
-# Numerals of the scripts that write numbers without digits: a translation may give 375,000 as
-# 37.5万 or 三十七万五千.
-_NUMERAL_CHARS = frozenset("〇零一二三四五六七八九十百千万萬亿億兆两兩")
-_CLAUSE_COMMAS = frozenset({",", "،", "，", "、", "﹐", "､"})
-
-
-def _digits_left_outside(source: Sequence[str], target_words: Sequence[str], start: int, end: int) -> bool:
-    """A number's answer without a digit whose digits are the word just before it: the aligner linked
-    only the magnitude ("2.52 million" -> 万 of "252 万", 만 of "326 만 명", млн of "5,69 млн"; jieba
-    writes 20,000 as "2 | 万名"; on NTREX zh 8 of 413 number spans, ko 8 of 401, ru 3)."""
-    english = "".join(ch for w in source for ch in w if ch.isdigit())
-    if not english or any(ch.isdigit() for k in range(start, end + 1) for ch in target_words[k]):
-        return False
-    digits = target_words[start - 1].replace(",", "").replace(".", "")
-    # The same leading digits, at another magnitude (20,000 = "2 万", 11 billion = "110 亿"): not a
-    # number beside it ("44th" -> 周 after "8").
-    return digits.isdigit() and (english.startswith(digits) or digits.startswith(english))
-
-
-def _has_digit(words: Sequence[str]) -> bool:
-    return any(ch.isdigit() or ch in _NUMERAL_CHARS for word in words for ch in word)
-
-
-def _has_clause_comma(words: Sequence[str]) -> bool:
-    return any(ch in _CLAUSE_COMMAS for word in words for ch in word)
 
 
 def drop_overlapping(answers: list[tuple]) -> tuple[list[tuple], int]:
@@ -246,7 +162,7 @@ def answer_words(lang: str) -> AnswerWords:
         stops = stop_words(lang)
     except ValueError:  # --pretokenized accepts any code: punctuation rules only
         return PUNCTUATION_RULES_ONLY
-    is_number = _number_word_test(lang)
+    is_number = number_word_test(lang)
     base = lang.split("-")[0]
     particles = _PARTICLES.get(base, frozenset())
     extra = dict(trailing_particles=particles, leading_particles=frozenset() if base in _SURNAMES_AMONG_PARTICLES else particles,
@@ -284,17 +200,6 @@ _SENTENCE_OPENERS = frozenset('.!?:…"„“«»')
 def _starts_sentence(words: Sequence[str], k: int) -> bool:
     """The first word, or one after a full stop, a colon or a quote ("… Montagmorgen . Am Montagabend")."""
     return k == 0 or words[k - 1][-1:] in _SENTENCE_OPENERS
-
-
-def _number_word_test(lang: str) -> Callable[[str], bool]:
-    """spaCy's like_num for the language (it knows "elf", "έξι"), or digits only."""
-    try:
-        from spacy.attrs import LIKE_NUM
-        from spacy.util import get_lang_class
-
-        return get_lang_class(lang).Defaults.lex_attr_getters.get(LIKE_NUM) or str.isdigit
-    except Exception:  # noqa: BLE001 - a language spaCy lacks (sw): digits only
-        return str.isdigit
 
 
 # Unicode files these under punctuation (Po), but in an answer they are content: "35 %", "AT&T", "24/7".
