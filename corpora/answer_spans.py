@@ -122,7 +122,7 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
                 return "name_without_capital"
             start, end = trimmed
         if target_tags:
-            repaired = repair_by_tags(words.lang, target_tags, start, end)
+            repaired = repair_by_tags(words.lang, target_words, target_tags, start, end)
             if repaired is None:
                 return "name_without_noun"
             start, end = repaired

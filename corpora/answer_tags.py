@@ -27,17 +27,17 @@ _KO_NOUN_PREFIXES = ("NN", "NR", "NP", "SL", "SN", "SH", "XR")
 _KO_VERB_ENDINGS = frozenset({"EP", "EF"})
 
 
-def repair_by_tags(lang: str, tags: Sequence[str], start: int, end: int) -> tuple[int, int] | None:
+def repair_by_tags(lang: str, words: Sequence[str], tags: Sequence[str], start: int, end: int) -> tuple[int, int] | None:
     """(start, end) of a name's answer with its verbs cut off (ja) or its leading particle (ko); None
     when what is left is no name: no noun (ja, ko) or a verb's ending inside (ko)."""
     if lang == "ja":
-        return _repair_ja(tags, start, end)
+        return _repair_ja(words, tags, start, end)
     if lang == "ko":
         return _repair_ko(tags, start, end)
     return start, end
 
 
-def _repair_ja(tags: Sequence[str], start: int, end: int) -> tuple[int, int] | None:
+def _repair_ja(words: Sequence[str], tags: Sequence[str], start: int, end: int) -> tuple[int, int] | None:
     cut = False
     while end > start and (tags[end] in _JA_VERBS or cut and tags[end] in _JA_PARTICLES):
         cut = cut or tags[end] in _JA_VERBS
@@ -46,9 +46,15 @@ def _repair_ja(tags: Sequence[str], start: int, end: int) -> tuple[int, int] | N
     while start < end and (tags[start] in _JA_VERBS or cut and tags[start] in _JA_PARTICLES):
         cut = cut or tags[start] in _JA_VERBS
         start += 1
-    if not any(tags[k] in _JA_NOUNS for k in range(start, end + 1)):
+    if not any(tags[k] in _JA_NOUNS or _katakana(words[k]) for k in range(start, end + 1)):
         return None
     return start, end
+
+
+def _katakana(word: str) -> bool:
+    """A word all in katakana is a transliterated name, whatever Sudachi makes of it ("Den" -> デン,
+    tagged an adverb)."""
+    return all("\u30a0" <= ch <= "\u30ff" for ch in word)
 
 
 def _repair_ko(tags: Sequence[str], start: int, end: int) -> tuple[int, int] | None:

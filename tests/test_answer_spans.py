@@ -78,6 +78,9 @@ def test_a_one_word_place_or_organisation_is_held_to_a_capital():
     assert answer("Pyongyang", "покинул Пхеньян", "GPE", "ru", [(0, 0), (0, 1)]) == "Пхеньян"
     assert answer("NATO", "вступление в НАТО", "ORG", "ru", [(0, 0), (0, 2)]) == "НАТО"
     assert answer("Pacific", "Тихому океану", "LOC", "ru", [(0, 0), (0, 1)]) == "Тихому океану"
+    # Institutions and compass regions are common nouns, which most languages write in lower case.
+    assert answer("Senate", "Omröstningen i senaten", "ORG", "sv", [(0, 2)]) == "senaten"
+    assert answer("Southwest", "Torka i sydvästra USA", "LOC", "sv", [(0, 2), (0, 3)]) == "sydvästra USA"
     # A name of several words may be written in lower case (high court, a marinha alemã), and a
     # lower-cased corpus has no capitals to go by.
     assert answer("the Supreme Court", "högsta domstolen", "ORG", "sv", [(1, 0), (2, 1)]) == "högsta domstolen"
@@ -119,6 +122,7 @@ def test_a_names_answer_read_by_its_parts_of_speech():
     assert tagged_answer("Baton Rouge", "彼はバトン・ルージュで育ちました。", "GPE", "ja", [(0, 2), (1, 4), (1, 6)]) == \
         "バトン ・ ルージュ"
     assert tagged_answer("Clark", "クラーク氏はこう述べた。", "PERSON", "ja", [(0, 4)]) == "name_without_noun"
+    assert tagged_answer("Den", "デンはそう言った。", "PERSON", "ja", [(0, 0)]) == "デン"  # katakana: a name
     # ko: a verb and its endings ("reported", "fights") are no name; a particle before a name goes.
     assert tagged_answer("Hill", "힐은 보도했습니다.", "PERSON", "ko", [(0, 3)]) == "name_without_noun"
     assert tagged_answer("Italy", "이탈리아와 싸운다.", "GPE", "ko", [(0, 2)]) == "name_without_noun"
