@@ -20,7 +20,7 @@ from corpora.answer_tags import repair_by_tags
 from corpora.answer_values import (comma_between_words, counts_a_number, digits_left_outside, has_clause_comma, has_digit,
                                    number_word_test, whole_number)
 from corpora.answer_names import (PLACE_AND_ORGANISATION_LABELS, UNCAPITALISED_NAME_LANGS, bracketed_copy,
-                                  extend_to_inflected_name, hold_place_to_capital, the_copy_if_one,
+                                  extend_to_inflected_name, hold_place_to_capital, is_institution, the_copy_if_one,
                                   trim_lower_case_edges, without_trailing_copy)
 from corpora.words import is_word_like, stop_words
 
@@ -117,7 +117,8 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
                 return "name_without_capital"
             start, end = trimmed
         elif words.capitalises_names and label in PLACE_AND_ORGANISATION_LABELS:
-            trimmed = hold_place_to_capital(source, target_words, start, end)
+            trimmed = hold_place_to_capital(source, target_words, start, end,
+                                            is_institution(source_words, span_start, span_end, label))
             if trimmed is None:
                 return "name_without_capital"
             start, end = trimmed
@@ -132,7 +133,8 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
     answer = target_words[start : end + 1]
     if uninformative_answer(source, answer, label, words):
         return "target_only_stop_words"
-    if counts_a_number(source, label, words.number_word) and not has_digit(answer) and not any(words.number_word(w.lower()) for w in answer):
+    if counts_a_number(source, label, words.number_word) and not has_digit(answer) \
+            and not any(words.number_word(w.lower()) for w in answer):
         return "number_without_digit"
     if label not in VALUE_LABELS and has_clause_comma(answer) and not has_clause_comma(source):
         return "comma_inside_name"

@@ -81,6 +81,10 @@ def test_a_one_word_place_or_organisation_is_held_to_a_capital():
     # Institutions and compass regions are common nouns, which most languages write in lower case.
     assert answer("Senate", "Omröstningen i senaten", "ORG", "sv", [(0, 2)]) == "senaten"
     assert answer("Southwest", "Torka i sydvästra USA", "LOC", "sv", [(0, 2), (0, 3)]) == "sydvästra USA"
+    # So is an organisation named by a common noun after a determiner (Europarl: "the Community" ->
+    # gemenskapen); an acronym after one is still a name ("the FBI").
+    assert answer("the Community", "Stödet från gemenskapen", "ORG", "sv", [(1, 2)]) == "gemenskapen"
+    assert answer("the FBI", "Polis utredningen", "ORG", "sv", [(1, 1)]) == "name_without_capital"
     # A name of several words may be written in lower case (high court, a marinha alemã), and a
     # lower-cased corpus has no capitals to go by.
     assert answer("the Supreme Court", "högsta domstolen", "ORG", "sv", [(1, 0), (2, 1)]) == "högsta domstolen"
