@@ -143,6 +143,18 @@ _COMMON_NOUN_NAMES = frozenset(
 _DETERMINERS = frozenset("the this that these those a an our my your their his her its".split())
 
 
+def sole_proper_name(source_words: Sequence[str]) -> str | None:
+    """The English span's one word when it is a capitalised name, not an acronym ("NATO", "U.S.") nor a
+    common noun of _COMMON_NOUN_NAMES; else None ("the" aside)."""
+    names = [w for w in source_words if is_word_like(w) and w.lower() not in _ENGLISH_ARTICLES]
+    if len(names) != 1:
+        return None
+    name = names[0]
+    if not name[:1].isupper() or name.isupper() or "." in name or name.lower() in _COMMON_NOUN_NAMES:
+        return None
+    return name
+
+
 def is_institution(source_words: Sequence[str], span_start: int, span_end: int, label: str) -> bool:
     """An organisation named by one word after a determiner, not an acronym: "the Commission"."""
     if label != "ORG":

@@ -20,8 +20,9 @@ from corpora.answer_tags import repair_by_tags
 from corpora.answer_values import (comma_between_words, counts_a_number, digits_left_outside, has_clause_comma, has_digit,
                                    number_word_test, whole_number)
 from corpora.answer_names import (PLACE_AND_ORGANISATION_LABELS, UNCAPITALISED_NAME_LANGS, bracketed_copy,
-                                  extend_to_inflected_name, hold_place_to_capital, is_institution, the_copy_if_one,
-                                  trim_lower_case_edges, without_trailing_copy)
+                                  extend_to_inflected_name, hold_place_to_capital, is_institution, sole_proper_name,
+                                  the_copy_if_one, trim_lower_case_edges, without_trailing_copy)
+from corpora.answer_sounds import first_sound_differs, in_sound_script
 from corpora.words import is_word_like, stop_words
 
 # spaCy's value labels: their translations are often words that stop lists hold ("today" -> heute,
@@ -39,6 +40,9 @@ NAMES_SPELLED_WITH_STOP_WORDS = frozenset({"ar", "fa", "ur", "th", "lo", "km", "
 _ENGLISH_ARTICLES = frozenset({"the", "a", "an"})
 _ENGLISH_TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "sir", "lady", "lord", "prof", "professor"})
 _TITLE_SUFFIXES = {"ja": frozenset({"氏", "さん", "様"})}
+# Names written by their sound in another script (corpora/answer_sounds.py); not NORP, whose
+# translations are adjectives of the language ("Czechoslovaks" -> চেকোস্লোভাকদের, but "German" -> जर्मन).
+_TRANSLITERATED_LABELS = frozenset({"PERSON", "GPE", "ORG", "LOC", "FAC"})
 # A value's function words are trimmed only beside a number or a day or month name ("cei 100",
 # "am Donnerstag", "din decembrie 2001"): elsewhere they are often part of it ("today" -> i dag,
 # aujourd'hui; "secondly" -> för det andra).
@@ -78,7 +82,8 @@ PUNCTUATION_RULES_ONLY = AnswerWords(frozenset(), frozenset(), frozenset())
 
 # Every reason project_answer gives for a span without an answer (stats `project/<reason>`).
 REJECTION_REASONS = ("unaligned", "scattered", "target_only_stop_words", "number_without_digit", "comma_inside_name",
-                     "comma_inside_value", "english_copy_in_brackets", "name_without_capital", "name_without_noun")
+                     "comma_inside_value", "english_copy_in_brackets", "name_without_capital", "name_without_noun",
+                     "name_sound_differs")
 
 
 class Answer(NamedTuple):
@@ -127,6 +132,11 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
             if repaired is None:
                 return "name_without_noun"
             start, end = repaired
+        if label in _TRANSLITERATED_LABELS and in_sound_script(target_words[start]):
+            name = sole_proper_name(source)
+            if name and not is_institution(source_words, span_start, span_end, label) \
+                    and first_sound_differs(name, target_words[start]):
+                return "name_sound_differs"
         if label == "PERSON" and end > start and target_words[end] in words.title_suffixes \
                 and not any(w.lower().rstrip(".") in _ENGLISH_TITLES for w in source):
             end -= 1

@@ -134,6 +134,19 @@ def test_a_names_answer_read_by_its_parts_of_speech():
     assert tagged_answer("the White House", "백악관은 발표했다.", "ORG", "ko", [(1, 0), (2, 0)]) == "백악관"
 
 
+def test_a_transliterated_name_begins_with_the_english_names_sound():
+    # Real NTREX answers (fast_align): a name linked to a verb beside it in Bengali or Hindi.
+    assert answer("Munich", "দাঁড়াতো", "GPE", "bn", [(0, 0)]) == "name_sound_differs"
+    assert answer("Ilfracombe", "गोलियां चलाईं", "GPE", "hi", [(0, 0), (0, 1)]) == "name_sound_differs"
+    # Transliterations match, whatever their vowels or soft first letters; a nasal sign is an n.
+    for english, target in (("Munich", "মিউনিখ"), ("William", "উইলিয়াম"), ("Charles", "চার্লস"), ("George", "জর্জ"),
+                            ("Indonesia", "इंडोनेशिया"), ("Philip", "ফিলিপ")):
+        assert answer(english, target, "PERSON", "bn" if target[0] > "\u097f" else "hi", [(0, 0)]) == target
+    # Acronyms, institutions and other scripts are not read so.
+    assert answer("BBC", "বিবিসি", "ORG", "bn", [(0, 0)]) == "বিবিসি"
+    assert answer("the Government", "সরকারের", "ORG", "bn", [(1, 0)]) == "সরকারের"
+
+
 def test_a_name_inflected_by_a_suffix_is_not_cut_at_its_last_word():
     # tr "Lassana Coulibaly" -> "Lassana" beside "Coulibaly'nın"; fi "Associated Press" -> "Associated".
     assert answer("Lassana Coulibaly", "Lassana Coulibaly'nın golü", "PERSON", "tr", [(0, 0), (1, 0)]) == \
