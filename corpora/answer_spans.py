@@ -123,7 +123,7 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
             start, end = trimmed
         elif words.capitalises_names and label in PLACE_AND_ORGANISATION_LABELS:
             trimmed = hold_place_to_capital(source, target_words, start, end,
-                                            is_institution(source_words, span_start, span_end, label))
+                                            is_institution(source_words, span_start, span_end, label), words.lang)
             if trimmed is None:
                 return "name_without_capital"
             start, end = trimmed
