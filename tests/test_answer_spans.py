@@ -136,6 +136,9 @@ def test_a_names_answer_read_by_its_parts_of_speech():
     assert tagged_answer("Italy", "이탈리아와 싸운다.", "GPE", "ko", [(0, 2)]) == "name_without_noun"
     assert tagged_answer("Hill", "힐은 보도했습니다.", "PERSON", "ko", [(0, 2), (0, 3)]) == "name_without_noun"
     assert tagged_answer("the White House", "백악관은 발표했다.", "ORG", "ko", [(1, 0), (2, 0)]) == "백악관"
+    # zh: a trailing verb goes ("Reuters failed to"); a verb alone is no name; a leading one stays.
+    assert tagged_answer("Reuters", "路透社未能核实此事。", "ORG", "zh", [(0, 0), (0, 1)]) == "路透社"
+    assert tagged_answer("Australia", "也许挽救了数百人。", "GPE", "zh", [(0, 1)]) == "name_without_noun"
 
 
 def test_a_transliterated_name_begins_with_the_english_names_sound():

@@ -1,4 +1,4 @@
-"""Parts of speech of ja and ko words (corpora/word_tags.py) line up with the job's own words."""
+"""Parts of speech of ja, ko and zh words (corpora/word_tags.py) line up with the job's own words."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,7 +11,7 @@ from corpora.words import get_tokenizer
 NTREX = Path(__file__).resolve().parents[2] / "shared" / "data" / "parallel" / "ntrex128"
 
 
-@pytest.mark.parametrize("lang", ["ja", "ko"])
+@pytest.mark.parametrize("lang", ["ja", "ko", "zh"])
 def test_every_real_sentence_gets_one_tag_per_word(lang):
     path = NTREX / f"{lang}.txt"
     if not path.exists():
@@ -27,3 +27,6 @@ def test_no_tags_for_other_languages_or_other_words():
     assert tag_words("en", "The White House said.", ["The", "White", "House", "said", "."]) == ()
     assert tag_words("ja", "クラーク氏は述べた。", ["クラーク氏", "は", "述べ", "た", "。"]) == ()  # not Sudachi's words
     assert tag_words("ko", "힐은 보도했습니다.", get_tokenizer("ko").tokenize("힐은 보도했습니다."))[:2] == ("NNG", "JX")
+    # zh: jieba's dictionary tags; a word outside it (a name jieba made up) has none.
+    assert tag_words("zh", "路透社未能核实", ["路透社", "未能", "核实"]) == ("n", "v", "n")
+    assert tag_words("zh", "推特", ["推特"]) == ("",)
