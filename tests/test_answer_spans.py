@@ -88,6 +88,7 @@ def test_a_one_word_place_or_organisation_is_held_to_a_capital():
     # A translation may name a place by its adjective, which these languages write in lower case.
     assert answer("U.S.", "Men amerikanska tjänstemän", "GPE", "sv", [(0, 1)]) == "amerikanska"
     assert answer("Britain", "Des espions britanniques", "GPE", "fr", [(0, 2)]) == "britanniques"
+    assert answer("U.S.", "Los funcionarios estadounidenses", "GPE", "es", [(0, 2)]) == "estadounidenses"
     assert answer("Britain", "Это было тепло", "GPE", "ru", [(0, 2)]) == "name_without_capital"
     # A name of several words may be written in lower case (high court, a marinha alemã), and a
     # lower-cased corpus has no capitals to go by.
