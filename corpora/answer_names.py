@@ -116,13 +116,15 @@ def hold_place_to_capital(source_words: Sequence[str], target_words: Sequence[st
     if institution or len(names) != 1 or not names[0][:1].isupper() or names[0].lower() in _COMMON_NOUN_NAMES \
             or not any(ch.isupper() for w in target_words for ch in w):
         return start, end  # several words, a common noun, not a capitalised name, or a lower-cased corpus
+    if place_adjective(target_words[start : end + 1], lang):
+        return start, end  # the whole answer, not what is left once a noun before it is cut ("cajero automático")
     source = {w.lower() for w in source_words}
     while start < end and (lower_case_word(target_words[start]) and target_words[start].lower() not in source
                            or not is_word_like(target_words[start]) and target_words[start] not in _OPENING):
         start += 1
     answer = target_words[start : end + 1]
     if any(ch.isalpha() and ch.isupper() != ch.islower() for w in answer for ch in w) \
-            and not any(ch.isupper() for w in answer for ch in w) and not place_adjective(answer, lang):
+            and not any(ch.isupper() for w in answer for ch in w):
         return None
     return start, end
 

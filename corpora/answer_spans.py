@@ -18,7 +18,7 @@ from typing import NamedTuple
 from corpora.aligners import project_span
 from corpora.answer_tags import repair_by_tags
 from corpora.answer_values import (comma_between_words, counts_a_number, digits_left_outside, has_clause_comma, has_digit,
-                                   number_word_test, whole_number)
+                                   number_word_test, split_at_clause_comma, whole_number)
 from corpora.answer_names import (PLACE_AND_ORGANISATION_LABELS, UNCAPITALISED_NAME_LANGS, bracketed_copy,
                                   extend_to_inflected_name, hold_place_to_capital, is_institution, sole_proper_name,
                                   the_copy_if_one, trim_lower_case_edges, without_trailing_copy)
@@ -149,7 +149,10 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
     if label not in VALUE_LABELS and has_clause_comma(answer) and not has_clause_comma(source):
         return "comma_inside_name"
     if label in VALUE_LABELS and comma_between_words(answer) and not has_clause_comma(source):
-        return "comma_inside_value"
+        cut = split_at_clause_comma(answer, start)
+        if cut is None:
+            return "comma_inside_value"
+        start, end = cut
     return Answer(start, end, (start, end) != projected)
 
 

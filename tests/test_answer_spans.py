@@ -89,6 +89,8 @@ def test_a_one_word_place_or_organisation_is_held_to_a_capital():
     assert answer("U.S.", "Men amerikanska tjänstemän", "GPE", "sv", [(0, 1)]) == "amerikanska"
     assert answer("Britain", "Des espions britanniques", "GPE", "fr", [(0, 2)]) == "britanniques"
     assert answer("U.S.", "Los funcionarios estadounidenses", "GPE", "es", [(0, 2)]) == "estadounidenses"
+    # ... when it is the whole answer, not what is left of "cajero automático" for "ATM".
+    assert answer("ATM", "Una recarga de un cajero automático", "ORG", "es", [(0, 4), (0, 5)]) == "name_without_capital"
     assert answer("Britain", "Это было тепло", "GPE", "ru", [(0, 2)]) == "name_without_capital"
     # A name of several words may be written in lower case (high court, a marinha alemã), and a
     # lower-cased corpus has no capitals to go by.
@@ -112,9 +114,12 @@ def test_values_written_out_cut_at_a_mark_or_run_into_the_next_clause():
     assert answer("1,127", "1 , 127 명", "CARDINAL", "ko", [(0, 2)]) == "1 , 127"
     assert answer("100,000", "100 , 000", "CARDINAL", "zh", [(0, 2)]) == "100 , 000"
     assert answer("7.5", "3 . 5", "CARDINAL", "ko", [(0, 2)]) == "5"  # another number's piece stays out
-    # A value's answer across a clause comma ran into the next clause; a comma between digits is the number's.
-    assert answer("40 per cent", "学生 中 ， 40%", "PERCENT", "zh", [(0, 3), (2, 0)]) == "comma_inside_value"
-    assert answer("40th anniversary", "40-летие , когда произошли", "DATE", "ru", [(0, 0), (1, 3)]) == "comma_inside_value"
+    # A value's answer across a clause comma ran into the next clause: the side with the digit is kept,
+    # and with no such side it is rejected; a comma between digits is the number's.
+    assert answer("40 per cent", "学生 中 ， 40%", "PERCENT", "zh", [(0, 3), (2, 0)]) == "40%"
+    assert answer("40th anniversary", "40-летие , когда произошли", "DATE", "ru", [(0, 0), (1, 3)]) == "40-летие"
+    assert answer("this week", "これ は 、 今週", "DATE", "ja", [(0, 0), (1, 3)]) == "comma_inside_value"
+    assert answer("Eighteen", "Δεκαοκτώ πολιτείες", "CARDINAL", "el", [(0, 0)]) == "Δεκαοκτώ"  # not in spaCy's list
 
 
 def tagged_answer(source: str, text: str, label: str, lang: str, links: list[tuple[int, int]]):
