@@ -17,9 +17,9 @@ from typing import NamedTuple
 
 from corpora.aligners import project_span
 from corpora.answer_tags import repair_by_tags
-from corpora.answer_values import (comma_between_words, counts_a_number, digits_left_outside, has_clause_comma, has_digit,
+from corpora.answer_values import (counts_a_number, digits_left_outside, has_clause_comma, has_digit,
                                    number_word_test, split_at_clause_comma, whole_number)
-from corpora.answer_names import (PLACE_AND_ORGANISATION_LABELS, UNCAPITALISED_NAME_LANGS, bracketed_copy,
+from corpora.answer_names import (ENGLISH_ARTICLES, PLACE_AND_ORGANISATION_LABELS, UNCAPITALISED_NAME_LANGS, bracketed_copy,
                                   extend_to_inflected_name, hold_place_to_capital, is_institution, sole_proper_name,
                                   the_copy_if_one, trim_lower_case_edges, without_trailing_copy)
 from corpora.answer_sounds import first_sound_differs, in_sound_script
@@ -37,7 +37,6 @@ VALUE_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDIN
 # fa, ur (Arabic script), lo, km, my (tokenised into syllables as Thai is) and yue are here by analogy.
 NAMES_SPELLED_WITH_STOP_WORDS = frozenset({"ar", "fa", "ur", "th", "lo", "km", "my", "zh", "yue"})
 
-_ENGLISH_ARTICLES = frozenset({"the", "a", "an"})
 _ENGLISH_TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "sir", "lady", "lord", "prof", "professor"})
 _TITLE_SUFFIXES = {"ja": frozenset({"氏", "さん", "様"})}
 # Names written by their sound in another script (corpora/answer_sounds.py); not NORP, whose
@@ -116,14 +115,14 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
             return "english_copy_in_brackets"
         end = without_trailing_copy(source, target_words, start, end)
         start, end = extend_to_inflected_name(source, target_words, start, end)
+        institution = is_institution(source_words, span_start, span_end, label)
         if words.capitalises_names and (label == "PERSON" or words.capitalises_nouns and label in PLACE_AND_ORGANISATION_LABELS):
             trimmed = trim_lower_case_edges(source, target_words, start, end)
             if trimmed is None:
                 return "name_without_capital"
             start, end = trimmed
         elif words.capitalises_names and label in PLACE_AND_ORGANISATION_LABELS:
-            trimmed = hold_place_to_capital(source, target_words, start, end,
-                                            is_institution(source_words, span_start, span_end, label), words.lang)
+            trimmed = hold_place_to_capital(source, target_words, start, end, institution, words.lang)
             if trimmed is None:
                 return "name_without_capital"
             start, end = trimmed
@@ -134,8 +133,7 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
             start, end = repaired
         if label in _TRANSLITERATED_LABELS and in_sound_script(target_words[start]):
             name = sole_proper_name(source)
-            if name and not is_institution(source_words, span_start, span_end, label) \
-                    and first_sound_differs(name, target_words[start]):
+            if name and not institution and first_sound_differs(name, target_words[start]):
                 return "name_sound_differs"
         if label == "PERSON" and end > start and target_words[end] in words.title_suffixes \
                 and not any(w.lower().rstrip(".") in _ENGLISH_TITLES for w in source):
@@ -148,7 +146,7 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
         return "number_without_digit"
     if label not in VALUE_LABELS and has_clause_comma(answer) and not has_clause_comma(source):
         return "comma_inside_name"
-    if label in VALUE_LABELS and comma_between_words(answer) and not has_clause_comma(source):
+    if label in VALUE_LABELS and not has_clause_comma(source):
         cut = split_at_clause_comma(answer, start)
         if cut is None:
             return "comma_inside_value"
@@ -324,7 +322,7 @@ def trim_answer_edges(source_words: Sequence[str], target_words: Sequence[str], 
         if not is_word_like(word):
             return False
         lowered = word.lower()
-        return lowered not in source_stop_words or (not is_value and word[0].isupper() and lowered not in _ENGLISH_ARTICLES)
+        return lowered not in source_stop_words or (not is_value and word[0].isupper() and lowered not in ENGLISH_ARTICLES)
 
     first_is_content, last_is_content = is_content(source_words[0]), is_content(source_words[-1])
     while start < end and (stray_punctuation(start, start, end) or particle(start, words.leading_particles)

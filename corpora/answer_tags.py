@@ -42,17 +42,20 @@ def repair_by_tags(lang: str, words: Sequence[str], tags: Sequence[str], start: 
 
 
 def _repair_ja(words: Sequence[str], tags: Sequence[str], start: int, end: int) -> tuple[int, int] | None:
-    cut = False
-    while end > start and (tags[end] in _JA_VERBS or cut and tags[end] in _JA_PARTICLES):
-        cut = cut or tags[end] in _JA_VERBS
-        end -= 1
-    cut = False
-    while start < end and (tags[start] in _JA_VERBS or cut and tags[start] in _JA_PARTICLES):
-        cut = cut or tags[start] in _JA_VERBS
-        start += 1
+    end = _past_verbs(tags, end, start, -1)
+    start = _past_verbs(tags, start, end, 1)
     if not any(tags[k] in _JA_NOUNS or _katakana(words[k]) for k in range(start, end + 1)):
         return None
     return start, end
+
+
+def _past_verbs(tags: Sequence[str], edge: int, other: int, step: int) -> int:
+    """The edge moved inward (`step`) past verbs and auxiliaries, and the particles their cut leaves."""
+    cut = False
+    while edge != other and (tags[edge] in _JA_VERBS or cut and tags[edge] in _JA_PARTICLES):
+        cut = cut or tags[edge] in _JA_VERBS
+        edge += step
+    return edge
 
 
 def _katakana(word: str) -> bool:

@@ -35,19 +35,17 @@ def _english_number_word(word: str) -> bool:
     return is_word_like(word) and _english_number_test()(word)
 
 
-def comma_between_words(answer: Sequence[str]) -> bool:
-    """A comma standing between two words of a value's answer, not between two digits ("1 , 127" as
-    a tokeniser may write 1,127): the answer ran into the next clause ("40 per cent" -> 学生 中 ， 40%,
-    "40th anniversary" -> 40-летие , когда произошли; 42 of 44 on real NTREX pairs were wrong)."""
-    return bool(_clause_commas(answer))
-
-
 def split_at_clause_comma(answer: Sequence[str], start: int) -> tuple[int, int] | None:
-    """The side of the clause commas (comma_between_words) that holds a digit, as (start, end) in the
-    indices of which answer[0] is `start`: "1996 , προκαλώντας" -> 1996, "prima metà del 2019 ,
-    secondo" -> prima metà del 2019 (a helper read 33 of 39 such NTREX answers as right so cut). None
-    when no side, or more than one, holds a digit ("40-летие , когда произошли")."""
+    """A value's answer, as (start, end) in the indices of which answer[0] is `start`, cut at the
+    commas standing between two of its words, not between two digits ("1 , 127" as a tokeniser may
+    write 1,127): such an answer ran into the next clause ("40 per cent" -> 学生 中 ， 40%; 42 of 44
+    read on real NTREX pairs were wrong), and the one side that holds a digit is the value: "1996 ,
+    προκαλώντας" -> 1996, "prima metà del 2019 , secondo" -> prima metà del 2019 (a helper read 33 of
+    39 such answers as right so cut). The whole answer when it has no such comma; None when no side,
+    or more than one, holds a digit ("this week" -> これ は 、 今週)."""
     cuts = _clause_commas(answer)
+    if not cuts:
+        return start, start + len(answer) - 1
     parts = [(lo, hi) for lo, hi in zip([0] + [k + 1 for k in cuts], [k - 1 for k in cuts] + [len(answer) - 1]) if lo <= hi]
     with_digit = [(lo, hi) for lo, hi in parts if has_digit(answer[lo : hi + 1])]
     if len(with_digit) != 1:

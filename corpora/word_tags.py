@@ -10,10 +10,9 @@ aligner ran into ("Clark" -> 述べ, "Hill" -> 보도 했, "Reuters" -> 路透�
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable, Sequence
 
-from corpora.words import SUDACHI_MAX_CHARS, SUDACHI_MODE, clean_tokens, text_chunks
+from corpora.words import SUDACHI_MAX_CHARS, SUDACHI_MODE, PerThread, clean_tokens, text_chunks
 
 TAGGED_LANGS = frozenset({"ja", "ko", "zh"})
 
@@ -61,12 +60,10 @@ def _sudachi_tagger() -> Callable[[str], list[tuple[str, str]]]:
 
     dictionary = Dictionary()
     mode = getattr(SplitMode, SUDACHI_MODE)
-    local = threading.local()  # a Sudachi tokenizer shared between threads raises "already in use"
+    per_thread = PerThread(lambda: dictionary.tokenizer(mode=mode))  # as corpora/words.py: one per thread
 
     def tag(text: str) -> list[tuple[str, str]]:
-        tokenizer = getattr(local, "tokenizer", None)
-        if tokenizer is None:
-            tokenizer = local.tokenizer = dictionary.tokenizer(mode=mode)
+        tokenizer = per_thread.get()
         return [(m.surface(), m.part_of_speech()[0]) for chunk in text_chunks(text, SUDACHI_MAX_CHARS)
                 for m in tokenizer.tokenize(chunk)]
 

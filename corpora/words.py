@@ -142,7 +142,7 @@ class _FunctionTokenizer:
         return [self.tokenize(t) for t in texts]
 
 
-class _PerThread:
+class PerThread:
     """Lazily builds one backend object per thread (for backends that are not thread-safe)."""
 
     def __init__(self, factory: Callable[[], object]):
@@ -204,7 +204,7 @@ def _build_ja() -> WordTokenizer:
     # All fields, as spaCy's ja builds it: Sudachi's number-joining plugin reads the POS and the
     # normalised form, and without them every digit is a word of its own ("1940年代" -> 1 9 4 0 年 代,
     # "3.5" -> 3 . 5; with POS alone, "1,000" -> 1 , 000). Loading only the surface was ~20% faster.
-    per_thread = _PerThread(lambda: dictionary.tokenizer(mode=mode))
+    per_thread = PerThread(lambda: dictionary.tokenizer(mode=mode))
     per_thread.get()
 
     def segment(text: str) -> Iterable[str]:

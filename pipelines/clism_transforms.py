@@ -43,7 +43,7 @@ class TaggedPair(NamedTuple):
     src_words: tuple
     tgt_words: tuple
     spans: tuple  # of Span, English side, inclusive word offsets
-    tgt_tags: tuple = ()  # a part of speech per target word where the answer rules read them (ja, ko)
+    tgt_tags: tuple = ()  # a part of speech per target word where the answer rules read them (ja, ko, zh)
 
 
 # Beam's default coder encodes tuples, lists, str and int in C but pickles any other object one by
