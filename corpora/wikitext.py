@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from corpora.languages import WIKIPEDIA_LANGUAGES, WikiLanguage, wiki_language
 from corpora.page_names import substitute_page_name
@@ -66,11 +65,13 @@ from corpora.wikitext_blocks import (
 )
 from corpora.wikitext_definition_lists import split_definition_terms
 from corpora.wikitext_lines import decode_entities, render_external_links, render_html_tags, render_lines, render_quotes, tidy
-from corpora.wikitext_links import render_internal_links
+from corpora import wikitext_links
+from corpora.compiled_passes import compiled_passes
 from corpora.wikitext_markers import (
     ANCHOR_CLOSE,
     ANCHOR_INDEX_END,
     ANCHOR_OPEN,
+    Anchor,
     BOLD_CLOSE,
     BOLD_OPEN,
     KEPT_SPACE,
@@ -81,14 +82,7 @@ from corpora.wikitext_markers import (
 
 __all__ = ["Anchor", "ParsedPage", "parse_wikitext", "WIKIPEDIA_LANGUAGES"]
 
-
-class Anchor(NamedTuple):
-    """A tuple, not a frozen dataclass: one is built per link of a dump and a frozen dataclass costs
-    ~2x as much (0.59 against 0.28 µs); the job passes them on as the (start, end, target) it needs."""
-
-    start: int  # char offset into ParsedPage.text, inclusive
-    end: int  # exclusive; text[start:end] is exactly the visible link text
-    target: str  # normalise_title(link target); never empty
+_compiled = compiled_passes()  # None: the Python passes below (corpora/compiled_passes.py)
 
 
 @dataclass(frozen=True)
@@ -119,7 +113,7 @@ def parse_wikitext(wikitext: str, lang: str | WikiLanguage, title: str = "") -> 
     text = split_definition_terms(text)
     if "-{" in text and language.code in CONVERTER_LANGS:
         text = convert_language_variants(text)
-    text, targets = render_internal_links(text, language)
+    text, targets = (_compiled or wikitext_links).render_internal_links(text, language)
     if "[" in text:
         text = render_external_links(text)
     if "<" in text:
@@ -142,11 +136,27 @@ _FIRST_PROTECTED = min(pair[0] for pair in _NOWIKI_RESTORE_PAIRS)
 
 
 def _extract_markers(text: str, targets: list[str], is_disambiguation: bool, had_nowiki: bool) -> ParsedPage:
-    """Plain text and offsets from the marked text. A nowiki edge marks nothing here and goes first.
-    Bold marks sit in the lead, so only the text up to the last of them (and to the link after it)
-    takes the general scan; the rest holds only links and is cut with str.split, which finds one
-    character faster than a regular expression finds a class of them (this pass was a quarter of
-    the parser's time: 0.70 CPU-s on the four excerpts, 0.51 with this and str.replace)."""
+    """Plain text and offsets from the marked text."""
+    if _compiled:
+        plain, anchors, bold_spans = _compiled.plain_text_and_anchors(text, targets)
+    else:
+        plain, anchors, bold_spans = plain_text_and_anchors(text, targets)
+    if had_nowiki and plain and max(plain) >= _FIRST_PROTECTED:
+        # One character for one, and none a space: the offsets and the anchors' edges hold.
+        for protected, original in _NOWIKI_RESTORE_PAIRS:
+            if protected in plain:
+                plain = plain.replace(protected, original)
+    names = dict.fromkeys(name for name in (_bold_name(plain[s:e]) for s, e in bold_spans) if name)
+    return ParsedPage(plain, tuple(anchors), tuple(names), is_disambiguation)
+
+
+def plain_text_and_anchors(text: str, targets: list[str]) -> tuple[str, list[Anchor], list[tuple[int, int]]]:
+    """The text without its markers, its anchors, and the spans of its bold runs. A nowiki edge marks
+    nothing here and goes first. Bold marks sit in the lead, so only the text up to the last of them
+    (and to the link after it) takes the general scan; the rest holds only links and is cut with
+    str.split, which finds one character faster than a regular expression finds a class of them (this
+    pass was a quarter of the parser's time: 0.70 CPU-s on the four excerpts, 0.51 with this and
+    str.replace)."""
     if NOWIKI_EDGE in text:
         text = text.replace(NOWIKI_EDGE, "")
     pieces: list[str] = []
@@ -164,10 +174,6 @@ def _extract_markers(text: str, targets: list[str], is_disambiguation: bool, had
     plain = "".join(pieces)
     if KEPT_SPACE in plain:
         plain = plain.replace(KEPT_SPACE, " ")
-    if had_nowiki and plain and max(plain) >= _FIRST_PROTECTED:
-        for protected, original in _NOWIKI_RESTORE_PAIRS:
-            if protected in plain:
-                plain = plain.replace(protected, original)
     anchors = []
     for start, end, index in spans:
         # Spaces at a link's edges are not part of the name it shows.
@@ -177,8 +183,7 @@ def _extract_markers(text: str, targets: list[str], is_disambiguation: bool, had
             end -= 1
         if start < end:
             anchors.append(Anchor(start, end, targets[index]))
-    names = dict.fromkeys(name for name in (_bold_name(plain[s:e]) for s, e in bold_spans) if name)
-    return ParsedPage(plain, tuple(anchors), tuple(names), is_disambiguation)
+    return plain, anchors, bold_spans
 
 
 _PAIRS = {"(": ")", "[": "]", "«": "»", "“": "”", "„": "“", "「": "」", "（": "）"}

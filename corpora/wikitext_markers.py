@@ -7,6 +7,7 @@ tracking offsets: an anchor's offsets are fixed only once the final text exists.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 # See the module docstring. \x03 stands for a space inside link text that must survive collapsing.
 ANCHOR_OPEN, ANCHOR_INDEX_END, ANCHOR_CLOSE = "\x01", "\x1f", "\x02"
@@ -23,6 +24,15 @@ NOWIKI_PROTECT = {ord(c): 0xF0000 + ord(c) for c in _NOWIKI_CHARS}
 NOWIKI_RESTORE = {0xF0000 + ord(c): ord(c) for c in _NOWIKI_CHARS}
 
 NOWIKI_PIPE = chr(0xF0000 + ord("|"))
+
+
+class Anchor(NamedTuple):
+    """A tuple, not a frozen dataclass: one is built per link of a dump and a frozen dataclass costs
+    ~2x as much (0.59 against 0.28 µs); the job passes them on as the (start, end, target) it needs."""
+
+    start: int  # char offset into ParsedPage.text, inclusive
+    end: int  # exclusive; text[start:end] is exactly the visible link text
+    target: str  # normalise_title(link target); never empty
 
 
 def without_marker_characters(text: str) -> str:
