@@ -4,7 +4,9 @@ language conversion."""
 from __future__ import annotations
 
 import re
+import sys
 
+from corpora.compiled_passes import compiled_passes
 from corpora.languages import WikiLanguage
 from corpora.tex_text import tex_to_text
 from corpora.transcriptions import is_transcription, transcription
@@ -20,6 +22,9 @@ _OPAQUE_TAGS = (
     "includeonly|section|dynamicpagelist|rss|nowiki"
 )
 
+
+_compiled = compiled_passes()  # None: the Python passes (corpora/compiled_passes.py)
+_this_module = sys.modules[__name__]
 
 # ── 1. comments and extension tags ──
 
@@ -160,7 +165,10 @@ def drop_templates_and_tables(text: str, lang: str = "") -> str:
     html_tables = _has_html_table(text)
     if "{" not in text and "|}" not in text and not html_tables:
         return text
-    spans = _template_and_table_spans(text, _BRACE_OR_HTML_TABLE_TOKEN_RE if html_tables else _BRACE_TOKEN_RE)
+    if html_tables:
+        spans = _template_and_table_spans(text, _BRACE_OR_HTML_TABLE_TOKEN_RE)
+    else:
+        spans = (_compiled or _this_module).template_and_table_spans(text)
     return _cut_spans(text, spans, lang) if spans else text
 
 
@@ -219,6 +227,11 @@ def _template_and_table_spans(text: str, tokens: re.Pattern = _BRACE_TOKEN_RE) -
     if table_depth:
         spans.append((table_start, len(text)))
     return spans
+
+
+def template_and_table_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of a text without HTML tables (most pages); corpora/wikitext_speedups.pyx has a twin."""
+    return _template_and_table_spans(text, _BRACE_TOKEN_RE)
 
 
 _LOOKBACK_CHARS = 400  # enough for the sentence around a transcription; keeps the check linear
@@ -280,7 +293,7 @@ def _nested_renderer(lang: str, depth: int):
     def render_argument(argument: str) -> str:
         if depth >= 3:
             return ""
-        spans = _template_and_table_spans(argument)
+        spans = (_compiled or _this_module).template_and_table_spans(argument)
         return _cut_spans(argument, spans, lang, depth + 1) if spans else argument
 
     return render_argument

@@ -306,6 +306,8 @@ def without_empty_markup_and_spaces(str text):
     """_EMPTY_MARKUP_RE's removals ("\\x01<digits>\\x1f\\x02", "\\x04\\x05", "\\x06\\x06", left to right),
     tabs to spaces, runs of spaces to one: three passes there, one here, as each step reads only
     what the one before it wrote, in order."""
+    if not ("  " in text or "\t" in text or "\x1f\x02" in text or "\x04\x05" in text or "\x06\x06" in text):
+        return text  # nothing to do: `in` runs at memchr speed
     cdef int kind = PyUnicode_KIND(text)
     cdef void* data = PyUnicode_DATA(text)
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0, j, length = 0
@@ -347,6 +349,32 @@ cdef inline bint _is_first_separator(Py_UCS4 c):
 
 cdef inline bint _is_repeated_separator(Py_UCS4 c):
     return c == u',' or c == u';' or c == u'，' or c == u'；' or c == u'、'
+
+
+def has_residue_pair(str text):
+    """_RESIDUE_PAIR_RE.search: "(" before one of " ;,:)\x06", "[" before one of " ];,\x06", ")"
+    after one of " ;,\x06", "]" after " " or "\x06", or a "（" or "［" anywhere."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i
+    cdef Py_UCS4 c, neighbour
+    for i in range(n):
+        c = PyUnicode_READ(kind, data, i)
+        if c == u'(' or c == u'[':
+            if i + 1 < n:
+                neighbour = PyUnicode_READ(kind, data, i + 1)
+                if (neighbour == u' ' or neighbour == u';' or neighbour == u',' or neighbour == u'\x06'
+                        or (c == u'(' and (neighbour == u':' or neighbour == u')'))
+                        or (c == u'[' and neighbour == u']')):
+                    return True
+        elif c == u')' or c == u']':
+            if i > 0:
+                neighbour = PyUnicode_READ(kind, data, i - 1)
+                if neighbour == u' ' or neighbour == u'\x06' or (c == u')' and (neighbour == u';' or neighbour == u',')):
+                    return True
+        elif c == u'（' or c == u'［':
+            return True
+    return False
 
 
 def without_doubled_separators(str text):
@@ -417,3 +445,174 @@ def worded_lines(str text):
             lines.append(text[start:end])
         line_start = line_end + 1
     return lines
+
+
+# ── 3. templates and tables: corpora/wikitext_blocks.py template_and_table_spans ──
+
+
+cdef enum:
+    BRACES_OPEN = 1  # "{{" or more: _BRACE_TOKEN_RE's group 1 ...
+    BRACES_CLOSE = 2
+    TABLE_OPEN = 3  # "\n", then spaces, tabs or colons, then "{|"
+    TABLE_CLOSE = 4  # "\n", then spaces or tabs, then "|}" not before "}"
+
+
+def template_and_table_spans(str text):
+    """_BRACE_TOKEN_RE's tokens found by hand, then the same stack of open brace runs and count of
+    open tables as the Python function, appending the same spans in the same order."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0, j, start, end, pos, taken, depth = 0
+    cdef Py_ssize_t table_depth = 0, table_start = 0
+    cdef int token
+    cdef Py_UCS4 c
+    # Open brace runs: where each starts and how many of its braces are still open.
+    cdef Py_ssize_t* run_starts = <Py_ssize_t*>PyMem_Malloc((n // 2 + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* run_open = <Py_ssize_t*>PyMem_Malloc((n // 2 + 1) * sizeof(Py_ssize_t))
+    if not run_starts or not run_open:
+        PyMem_Free(run_starts); PyMem_Free(run_open)
+        raise MemoryError()
+    spans = []
+    try:
+        while i + 1 < n:
+            c = PyUnicode_READ(kind, data, i)
+            token = 0
+            if (c == u'{' or c == u'}') and PyUnicode_READ(kind, data, i + 1) == c:
+                j = i + 2
+                while j < n and PyUnicode_READ(kind, data, j) == c:
+                    j += 1
+                token = BRACES_OPEN if c == u'{' else BRACES_CLOSE
+            elif c == u'\n':
+                j = i + 1
+                while j < n and PyUnicode_READ(kind, data, j) in (u' ', u'\t', u':'):
+                    j += 1
+                if j + 1 < n and PyUnicode_READ(kind, data, j) == u'{' and PyUnicode_READ(kind, data, j + 1) == u'|':
+                    token = TABLE_OPEN
+                    j += 2
+                else:
+                    j = i + 1
+                    while j < n and PyUnicode_READ(kind, data, j) in (u' ', u'\t'):
+                        j += 1
+                    if (j + 1 < n and PyUnicode_READ(kind, data, j) == u'|' and PyUnicode_READ(kind, data, j + 1) == u'}'
+                            and not (j + 2 < n and PyUnicode_READ(kind, data, j + 2) == u'}')):
+                        token = TABLE_CLOSE
+                        j += 2
+            if not token:
+                i += 1
+                continue
+            start, end = i, j
+            i = j
+            if token == BRACES_OPEN:
+                run_starts[depth] = start
+                run_open[depth] = end - start
+                depth += 1
+            elif token == BRACES_CLOSE:
+                pos = start
+                while pos < end and depth:
+                    taken = min(end - pos, run_open[depth - 1])
+                    run_open[depth - 1] -= taken
+                    pos += taken
+                    spans.append((run_starts[depth - 1] + run_open[depth - 1], pos))
+                    if run_open[depth - 1] == 0:
+                        depth -= 1
+                if pos < end and not table_depth:
+                    spans.append((pos, end))
+            elif depth:
+                continue
+            elif token == TABLE_OPEN:
+                if table_depth == 0:
+                    table_start = start + 1
+                table_depth += 1
+            elif table_depth:
+                table_depth -= 1
+                if table_depth == 0:
+                    spans.append((table_start, end))
+            else:
+                spans.append((start + 1, end))
+        for j in range(depth):
+            spans.append((run_starts[j], run_starts[j] + run_open[j]))
+        if table_depth:
+            spans.append((table_start, n))
+        return spans
+    finally:
+        PyMem_Free(run_starts); PyMem_Free(run_open)
+
+
+# ── 5. quotes: corpora/wikitext_lines.py render_quotes ──
+
+
+def render_quotes(str text):
+    """The Python function's loop over the lines holding "''", with _quotes_in_line's split done
+    by hand and its loops compiled; its rare steps are the Python helpers themselves."""
+    if "''" not in text:
+        return text
+    from corpora import wikitext_lines as python  # not at import: wikitext_lines loads this module
+    lead_end = text.find("\x07")  # HEADING
+    if lead_end < 0:
+        lead_end = len(text)
+    pieces = []
+    cdef Py_ssize_t pos = 0, quotes, line_start, line_end
+    while True:
+        quotes = text.find("''", pos)
+        if quotes < 0:
+            break
+        line_start = text.rfind("\n", pos, quotes) + 1 or pos
+        line_end = text.find("\n", quotes)
+        if line_end < 0:
+            line_end = len(text)
+        pieces.append(text[pos:line_start])
+        pieces.append(_quotes_in_line(text[line_start:line_end], line_start < lead_end, python))
+        pos = line_end
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
+cdef list _quote_parts(str line):
+    """_QUOTE_SPLIT_RE.split(line) for its pattern "('{2,})": text, run, text, ..., text."""
+    cdef int kind = PyUnicode_KIND(line)
+    cdef void* data = PyUnicode_DATA(line)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(line), i = 0, j, start = 0
+    parts = []
+    while i + 1 < n:
+        if PyUnicode_READ(kind, data, i) == u"'" and PyUnicode_READ(kind, data, i + 1) == u"'":
+            j = i + 2
+            while j < n and PyUnicode_READ(kind, data, j) == u"'":
+                j += 1
+            parts.append(line[start:i])
+            parts.append(line[i:j])
+            start = i = j
+        else:
+            i += 1
+    parts.append(line[start:])
+    return parts
+
+
+cdef str _quotes_in_line(str line, bint mark_bold, python):
+    cdef list parts = _quote_parts(line)
+    cdef Py_ssize_t k, run, count = len(parts), italics = 0, bolds = 0
+    cdef bint bold = False
+    for k in range(1, count, 2):
+        run = len(<str>parts[k])
+        if run == 4:
+            parts[k - 1] = python._with_apostrophe(parts[k - 1])
+            parts[k] = "'''"
+            run = 3
+        elif run > 5:
+            parts[k - 1] = python._with_apostrophe(parts[k - 1])
+            parts[k] = "'''''"
+            run = 5
+        italics += run != 3
+        bolds += run != 2
+    if italics % 2 and bolds % 2:
+        python._bold_to_apostrophe_italic(parts)
+    out = [parts[0]]
+    for k in range(1, count, 2):
+        piece = parts[k + 1]
+        if len(<str>parts[k]) != 2:
+            bold = not bold
+            if mark_bold:
+                piece = python._bold_marker(out, piece, bold)
+        out.append(piece)
+    if bold and mark_bold:
+        python._bold_marker(out, "", False)
+    return "".join(out)

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from corpora import compiled_passes, wikitext, wikitext_lines, wikitext_links
+from corpora import compiled_passes, wikitext, wikitext_blocks, wikitext_lines, wikitext_links
 from corpora.dumps import RawPage, iter_pages_from_file, sample_dump_paths
 from corpora.languages import wiki_language
 from corpora.wikitext import parse_wikitext
@@ -23,11 +23,7 @@ if speedups is None:
     pytest.skip("corpora.wikitext_speedups not built (pure-Python install)", allow_module_level=True)
 
 
-@pytest.fixture
-def pure_python(monkeypatch):
-    """Within the test, parse_wikitext runs the Python passes."""
-    monkeypatch.setattr(wikitext, "_compiled", None)
-    monkeypatch.setattr(wikitext_lines, "_compiled", None)
+COMPILING_MODULES = (wikitext, wikitext_blocks, wikitext_lines)  # each picks its passes at import
 
 
 def outcome(function, *args):
@@ -39,8 +35,8 @@ def outcome(function, *args):
 
 def parsed_both_ways(monkeypatch, pages):
     compiled = [parse_wikitext(text, language, title) for language, title, text in pages]
-    monkeypatch.setattr(wikitext, "_compiled", None)
-    monkeypatch.setattr(wikitext_lines, "_compiled", None)
+    for module in COMPILING_MODULES:
+        monkeypatch.setattr(module, "_compiled", None)
     python = [parse_wikitext(text, language, title) for language, title, text in pages]
     return compiled, python
 
@@ -138,12 +134,43 @@ TIDY_PIECES = ["\x01", "\x1f", "\x02", "\x04", "\x05", "\x06", "1", "23", " ", "
                "；", "：", "、", "\u3000", "\u00a0", "a", "é", "_", "٣", "½", "日", ".", "|", "\U00010400"]
 
 
+QUOTE_PIECES = ["'", "''", "'''", "''''", "'''''", "''''''", "a", "l", " ", "\n", "\x07", "é", "日", "ab "]
+
+
+def test_quotes_on_random_text():
+    """Runs of every length, odd counts of both kinds, single-letter words, lines, a heading mark."""
+    rng = random.Random(5)
+    for _ in range(20000):
+        text = random_text(rng, QUOTE_PIECES, rng.randint(0, 16))
+        assert speedups.render_quotes(text) == wikitext_lines.render_quotes(text), repr(text)
+
+
+RESIDUE_PIECES = ["(", ")", "[", "]", "（", "［", " ", ";", ",", ":", "\x06", "a", ".", "）", "日"]
+
+
+def test_residue_pairs_on_random_text():
+    rng = random.Random(4)
+    for _ in range(20000):
+        text = random_text(rng, RESIDUE_PIECES, rng.randint(0, 6))
+        assert speedups.has_residue_pair(text) == wikitext_lines.has_residue_pair(text), repr(text)
+
+
 @pytest.mark.parametrize("step", ["without_empty_markup_and_spaces", "without_doubled_separators", "worded_lines"])
 def test_tidy_steps_on_random_text(step):
     rng = random.Random(step)
     for _ in range(20000):
         text = random_text(rng, TIDY_PIECES, rng.randint(0, 30))
         assert getattr(speedups, step)(text) == getattr(wikitext_lines, step)(text), repr(text)
+
+
+BRACE_PIECES = ["{{", "}}", "{", "}", "}}}", "{{{", "\n", "{|", "|}", "|}}", " ", "\t", ":", "|", "a", "é", "日"]
+
+
+def test_template_spans_on_random_text():
+    rng = random.Random(3)
+    for _ in range(20000):
+        text = random_text(rng, BRACE_PIECES, rng.randint(0, 30))
+        assert speedups.template_and_table_spans(text) == wikitext_blocks.template_and_table_spans(text), repr(text)
 
 
 def test_pure_python_is_chosen_by_the_environment(monkeypatch):
@@ -157,7 +184,8 @@ def test_compiled_module_has_a_twin_for_every_step():
     """Each public function of the module names the Python function it replaces."""
     twins = {"render_internal_links": wikitext_links, "plain_text_and_anchors": wikitext,
              "without_empty_markup_and_spaces": wikitext_lines, "without_doubled_separators": wikitext_lines,
-             "worded_lines": wikitext_lines}
+             "worded_lines": wikitext_lines, "template_and_table_spans": wikitext_blocks,
+             "has_residue_pair": wikitext_lines, "render_quotes": wikitext_lines}
     public = {name for name in dir(speedups) if not name.startswith("_") and callable(getattr(speedups, name))}
     public = {name for name in public if re.fullmatch(r"[a-z_]+", name) and getattr(speedups, name).__module__ == speedups.__name__}
     assert public == set(twins)
