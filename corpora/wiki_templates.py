@@ -14,7 +14,9 @@ separators, no glued numbers).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from functools import lru_cache
 
 from corpora import french_templates
 from corpora.local_templates import ORDINAL_WIKIS, RENDERERS_OF_WIKI
@@ -29,30 +31,26 @@ def split_arguments(body: str) -> tuple[str, list[str], dict[str, str]]:
     one it names, as in MediaWiki: "{{nowrap|1=(2 + 3) = 5}}" (real bn, el, mr: an "=" in the text
     needs the number) is "{{nowrap|(2 + 3) = 5}}"."""
     parts, depth_links, depth_braces, start = [], 0, 0, 0
-    i, n = 0, len(body)
-    while i < n:
-        two = body[i : i + 2]
-        if two == "[[":
-            depth_links += 1
-            i += 2
-            continue
-        if two == "]]" and depth_links:
-            depth_links -= 1
-            i += 2
-            continue
-        if two == "{{":
-            depth_braces += 1
-            i += 2
-            continue
-        if two == "}}" and depth_braces:
-            depth_braces -= 1
-            i += 2
-            continue
-        if body[i] == "|" and not depth_links and not depth_braces:
-            parts.append(body[start:i])
-            start = i + 1
-        i += 1
-    parts.append(body[start:])
+    if "[[" not in body and "{{" not in body:
+        parts = body.split("|")  # nothing nests: every pipe splits
+    else:
+        # Only brackets, braces and pipes matter, so the scan jumps from one to the next. A closer
+        # with nothing open is passed over as a character would be: neither of its characters
+        # could open or close anything either.
+        for token in _ARGUMENT_TOKEN_RE.finditer(body):
+            mark = token.group()
+            if mark == "[[":
+                depth_links += 1
+            elif mark == "{{":
+                depth_braces += 1
+            elif mark == "]]":
+                depth_links -= depth_links > 0
+            elif mark == "}}":
+                depth_braces -= depth_braces > 0
+            elif not depth_links and not depth_braces:
+                parts.append(body[start : token.start()])
+                start = token.end()
+        parts.append(body[start:])
     name = parts[0]
     positional, named = [], {}
     for part in parts[1:]:
@@ -68,6 +66,10 @@ def split_arguments(body: str) -> tuple[str, list[str], dict[str, str]]:
     return name, positional, named
 
 
+_ARGUMENT_TOKEN_RE = re.compile(r"\[\[|\]\]|\{\{|\}\}|\|")
+
+
+@lru_cache(maxsize=65536)  # every template of a page asks up to three times; names repeat across pages
 def template_key(name: str) -> str:
     key = " ".join(name.replace("_", " ").split()).lower()
     colon = key.find(":")
