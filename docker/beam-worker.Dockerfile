@@ -11,7 +11,7 @@ ENV PIP_NO_CACHE_DIR=1 \
     HF_HUB_OFFLINE=1
 
 WORKDIR /opt/xlu
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py MANIFEST.in README.md ./
 COPY corpora/ corpora/
 COPY pipelines/ pipelines/
 COPY training/ training/

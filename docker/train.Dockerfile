@@ -19,7 +19,7 @@ WORKDIR /opt/xlu
 # pip never swaps in another build.
 RUN pip install --index-url "${TORCH_INDEX_URL}" "torch==${TORCH_VERSION}"
 
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py MANIFEST.in README.md ./
 COPY corpora/ corpora/
 COPY pipelines/ pipelines/
 COPY training/ training/
