@@ -190,3 +190,20 @@ def test_compiled_module_has_a_twin_for_every_step():
     public = {name for name in public if re.fullmatch(r"[a-z_]+", name) and getattr(speedups, name).__module__ == speedups.__name__}
     assert public == set(twins)
     assert all(callable(getattr(module, name)) for name, module in twins.items())
+
+
+def test_the_job_says_when_the_parser_runs_without_its_compiled_passes(monkeypatch, capsys):
+    """A user whose install could not compile them learns it, and how to mend it."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines import common, wiki_mrc
+
+    opts = common.job_options(PipelineOptions([]), wiki_mrc.WikiMrcOptions, "wiki_mrc")
+    wiki_mrc.plan(opts)
+    assert "compiled passes" not in capsys.readouterr().err
+    monkeypatch.setattr(wiki_mrc, "compiled_passes", lambda: None)
+    wiki_mrc.plan(opts)
+    assert "pip install -e ." in capsys.readouterr().err
+    monkeypatch.setenv("XLU_PURE_PYTHON", "1")  # asked for: nothing to mend
+    wiki_mrc.plan(opts)
+    assert "compiled passes" not in capsys.readouterr().err
