@@ -35,6 +35,97 @@ def _python_plain_text_and_anchors(text, targets):
     return plain_text_and_anchors(text, targets)
 
 
+# ── 3. templates and tables: corpora/wikitext_blocks.py template_and_table_spans ──
+
+
+cdef enum:
+    BRACES_OPEN = 1  # "{{" or more: _BRACE_TOKEN_RE's group 1 ...
+    BRACES_CLOSE = 2
+    TABLE_OPEN = 3  # "\n", then spaces, tabs or colons, then "{|"
+    TABLE_CLOSE = 4  # "\n", then spaces or tabs, then "|}" not before "}"
+
+
+def template_and_table_spans(str text):
+    """_BRACE_TOKEN_RE's tokens found by hand, then the same stack of open brace runs and count of
+    open tables as the Python function, appending the same spans in the same order."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0, j, start, end, pos, taken, depth = 0
+    cdef Py_ssize_t table_depth = 0, table_start = 0
+    cdef int token
+    cdef Py_UCS4 c
+    # Open brace runs: where each starts and how many of its braces are still open.
+    cdef Py_ssize_t* run_starts = <Py_ssize_t*>PyMem_Malloc((n // 2 + 1) * sizeof(Py_ssize_t))
+    cdef Py_ssize_t* run_open = <Py_ssize_t*>PyMem_Malloc((n // 2 + 1) * sizeof(Py_ssize_t))
+    if not run_starts or not run_open:
+        PyMem_Free(run_starts); PyMem_Free(run_open)
+        raise MemoryError()
+    spans = []
+    try:
+        while i + 1 < n:
+            c = PyUnicode_READ(kind, data, i)
+            token = 0
+            if (c == u'{' or c == u'}') and PyUnicode_READ(kind, data, i + 1) == c:
+                j = i + 2
+                while j < n and PyUnicode_READ(kind, data, j) == c:
+                    j += 1
+                token = BRACES_OPEN if c == u'{' else BRACES_CLOSE
+            elif c == u'\n':
+                j = i + 1
+                while j < n and PyUnicode_READ(kind, data, j) in (u' ', u'\t', u':'):
+                    j += 1
+                if j + 1 < n and PyUnicode_READ(kind, data, j) == u'{' and PyUnicode_READ(kind, data, j + 1) == u'|':
+                    token = TABLE_OPEN
+                    j += 2
+                else:
+                    j = i + 1
+                    while j < n and PyUnicode_READ(kind, data, j) in (u' ', u'\t'):
+                        j += 1
+                    if (j + 1 < n and PyUnicode_READ(kind, data, j) == u'|' and PyUnicode_READ(kind, data, j + 1) == u'}'
+                            and not (j + 2 < n and PyUnicode_READ(kind, data, j + 2) == u'}')):
+                        token = TABLE_CLOSE
+                        j += 2
+            if not token:
+                i += 1
+                continue
+            start, end = i, j
+            i = j
+            if token == BRACES_OPEN:
+                run_starts[depth] = start
+                run_open[depth] = end - start
+                depth += 1
+            elif token == BRACES_CLOSE:
+                pos = start
+                while pos < end and depth:
+                    taken = min(end - pos, run_open[depth - 1])
+                    run_open[depth - 1] -= taken
+                    pos += taken
+                    spans.append((run_starts[depth - 1] + run_open[depth - 1], pos))
+                    if run_open[depth - 1] == 0:
+                        depth -= 1
+                if pos < end and not table_depth:
+                    spans.append((pos, end))
+            elif depth:
+                continue
+            elif token == TABLE_OPEN:
+                if table_depth == 0:
+                    table_start = start + 1
+                table_depth += 1
+            elif table_depth:
+                table_depth -= 1
+                if table_depth == 0:
+                    spans.append((table_start, end))
+            else:
+                spans.append((start + 1, end))
+        for j in range(depth):
+            spans.append((run_starts[j], run_starts[j] + run_open[j]))
+        if table_depth:
+            spans.append((table_start, n))
+        return spans
+    finally:
+        PyMem_Free(run_starts); PyMem_Free(run_open)
+
+
 # ── 4. internal links: corpora/wikitext_links.py render_internal_links ──
 
 
@@ -227,76 +318,84 @@ cdef bint _render_plain_link(str body, str text, Py_ssize_t after, Py_ssize_t fo
     return True
 
 
-# ── 6. markers -> offsets: corpora/wikitext.py plain_text_and_anchors ──
+# ── 5. quotes: corpora/wikitext_lines.py render_quotes ──
 
 
-def plain_text_and_anchors(str text, list targets):
-    """One scan in place of the two of the Python function (whose split only makes it faster there):
-    the same text, anchors and bold spans. Anything the link pass cannot have written (an index that
-    is not digits and "\\x1f", an index past the targets) is left to the Python function, which then
-    fails or not exactly as it always did."""
-    cdef int kind = PyUnicode_KIND(text)
-    cdef void* data = PyUnicode_DATA(text)
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0, length = 0, index, start, end
-    cdef Py_ssize_t anchor_start = -1, bold_start = -1, anchor_index = 0, target_count = len(targets), digits
-    cdef Py_UCS4 c
-    cdef void* plain = PyMem_Malloc((n + 1) * kind)  # what it keeps is of the input's kind
-    if not plain:
-        raise MemoryError()
-    anchors = []
-    bold_spans = []
-    try:
-        while i < n:
-            c = PyUnicode_READ(kind, data, i)
+def render_quotes(str text):
+    """The Python function's loop over the lines holding "''", with _quotes_in_line's split done
+    by hand and its loops compiled; its rare steps are the Python helpers themselves."""
+    if "''" not in text:
+        return text
+    from corpora import wikitext_lines as python  # not at import: wikitext_lines loads this module
+    lead_end = text.find("\x07")  # HEADING
+    if lead_end < 0:
+        lead_end = len(text)
+    pieces = []
+    cdef Py_ssize_t pos = 0, quotes, line_start, line_end
+    while True:
+        quotes = text.find("''", pos)
+        if quotes < 0:
+            break
+        line_start = text.rfind("\n", pos, quotes) + 1 or pos
+        line_end = text.find("\n", quotes)
+        if line_end < 0:
+            line_end = len(text)
+        pieces.append(text[pos:line_start])
+        pieces.append(_quotes_in_line(text[line_start:line_end], line_start < lead_end, python))
+        pos = line_end
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
+cdef list _quote_parts(str line):
+    """_QUOTE_SPLIT_RE.split(line) for its pattern "('{2,})": text, run, text, ..., text."""
+    cdef int kind = PyUnicode_KIND(line)
+    cdef void* data = PyUnicode_DATA(line)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(line), i = 0, j, start = 0
+    parts = []
+    while i + 1 < n:
+        if PyUnicode_READ(kind, data, i) == u"'" and PyUnicode_READ(kind, data, i + 1) == u"'":
+            j = i + 2
+            while j < n and PyUnicode_READ(kind, data, j) == u"'":
+                j += 1
+            parts.append(line[start:i])
+            parts.append(line[i:j])
+            start = i = j
+        else:
             i += 1
-            if c >= 0x20 or c == u'\n' or c == u'\t':
-                PyUnicode_WRITE(kind, plain, length, c)
-                length += 1
-            elif c == u'\x01':  # ANCHOR_OPEN, then its index and ANCHOR_INDEX_END
-                index = digits = 0
-                while True:
-                    if i >= n:
-                        return _python_plain_text_and_anchors(text, targets)
-                    c = PyUnicode_READ(kind, data, i)
-                    i += 1
-                    if c == u'\x1f' and digits:
-                        break
-                    if c == u'\x06':  # NOWIKI_EDGE, deleted first
-                        continue
-                    if not (u'0' <= c <= u'9') or index > 100000000:
-                        return _python_plain_text_and_anchors(text, targets)
-                    index = index * 10 + <Py_ssize_t>c - 48  # c is an ASCII digit
-                    digits += 1
-                anchor_index = index
-                anchor_start = length
-            elif c == u'\x02':  # ANCHOR_CLOSE
-                if anchor_start >= 0:
-                    if anchor_index >= target_count:
-                        return _python_plain_text_and_anchors(text, targets)
-                    start, end = anchor_start, length
-                    # Spaces at a link's edges are not part of the name it shows.
-                    while start < end and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, plain, start)):
-                        start += 1
-                    while end > start and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, plain, end - 1)):
-                        end -= 1
-                    if start < end:
-                        anchors.append(_new_tuple(Anchor, (start, end, targets[anchor_index])))
-                anchor_start = -1
-            elif c == u'\x04':  # BOLD_OPEN
-                bold_start = length
-            elif c == u'\x05':  # BOLD_CLOSE
-                if bold_start >= 0:
-                    bold_spans.append((bold_start, length))
-                bold_start = -1
-            elif c == u'\x03':  # KEPT_SPACE
-                PyUnicode_WRITE(kind, plain, length, u' ')
-                length += 1
-            elif c != u'\x06':  # NOWIKI_EDGE goes; any other character stays
-                PyUnicode_WRITE(kind, plain, length, c)
-                length += 1
-        return PyUnicode_FromKindAndData(kind, plain, length), anchors, bold_spans
-    finally:
-        PyMem_Free(plain)
+    parts.append(line[start:])
+    return parts
+
+
+cdef str _quotes_in_line(str line, bint mark_bold, python):
+    cdef list parts = _quote_parts(line)
+    cdef Py_ssize_t k, run, count = len(parts), italics = 0, bolds = 0
+    cdef bint bold = False
+    for k in range(1, count, 2):
+        run = len(<str>parts[k])
+        if run == 4:
+            parts[k - 1] = python._with_apostrophe(parts[k - 1])
+            parts[k] = "'''"
+            run = 3
+        elif run > 5:
+            parts[k - 1] = python._with_apostrophe(parts[k - 1])
+            parts[k] = "'''''"
+            run = 5
+        italics += run != 3
+        bolds += run != 2
+    if italics % 2 and bolds % 2:
+        python._bold_to_apostrophe_italic(parts)
+    out = [parts[0]]
+    for k in range(1, count, 2):
+        piece = parts[k + 1]
+        if len(<str>parts[k]) != 2:
+            bold = not bold
+            if mark_bold:
+                piece = python._bold_marker(out, piece, bold)
+        out.append(piece)
+    if bold and mark_bold:
+        python._bold_marker(out, "", False)
+    return "".join(out)
 
 
 # ── 5. tidy's first steps: corpora/wikitext_lines.py ──
@@ -447,172 +546,73 @@ def worded_lines(str text):
     return lines
 
 
-# ── 3. templates and tables: corpora/wikitext_blocks.py template_and_table_spans ──
+# ── 6. markers -> offsets: corpora/wikitext.py plain_text_and_anchors ──
 
 
-cdef enum:
-    BRACES_OPEN = 1  # "{{" or more: _BRACE_TOKEN_RE's group 1 ...
-    BRACES_CLOSE = 2
-    TABLE_OPEN = 3  # "\n", then spaces, tabs or colons, then "{|"
-    TABLE_CLOSE = 4  # "\n", then spaces or tabs, then "|}" not before "}"
-
-
-def template_and_table_spans(str text):
-    """_BRACE_TOKEN_RE's tokens found by hand, then the same stack of open brace runs and count of
-    open tables as the Python function, appending the same spans in the same order."""
+def plain_text_and_anchors(str text, list targets):
+    """One scan in place of the two of the Python function (whose split only makes it faster there):
+    the same text, anchors and bold spans. Anything the link pass cannot have written (an index that
+    is not digits and "\\x1f", an index past the targets) is left to the Python function, which then
+    fails or not exactly as it always did."""
     cdef int kind = PyUnicode_KIND(text)
     cdef void* data = PyUnicode_DATA(text)
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0, j, start, end, pos, taken, depth = 0
-    cdef Py_ssize_t table_depth = 0, table_start = 0
-    cdef int token
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0, length = 0, index, start, end
+    cdef Py_ssize_t anchor_start = -1, bold_start = -1, anchor_index = 0, target_count = len(targets), digits
     cdef Py_UCS4 c
-    # Open brace runs: where each starts and how many of its braces are still open.
-    cdef Py_ssize_t* run_starts = <Py_ssize_t*>PyMem_Malloc((n // 2 + 1) * sizeof(Py_ssize_t))
-    cdef Py_ssize_t* run_open = <Py_ssize_t*>PyMem_Malloc((n // 2 + 1) * sizeof(Py_ssize_t))
-    if not run_starts or not run_open:
-        PyMem_Free(run_starts); PyMem_Free(run_open)
+    cdef void* plain = PyMem_Malloc((n + 1) * kind)  # what it keeps is of the input's kind
+    if not plain:
         raise MemoryError()
-    spans = []
+    anchors = []
+    bold_spans = []
     try:
-        while i + 1 < n:
+        while i < n:
             c = PyUnicode_READ(kind, data, i)
-            token = 0
-            if (c == u'{' or c == u'}') and PyUnicode_READ(kind, data, i + 1) == c:
-                j = i + 2
-                while j < n and PyUnicode_READ(kind, data, j) == c:
-                    j += 1
-                token = BRACES_OPEN if c == u'{' else BRACES_CLOSE
-            elif c == u'\n':
-                j = i + 1
-                while j < n and PyUnicode_READ(kind, data, j) in (u' ', u'\t', u':'):
-                    j += 1
-                if j + 1 < n and PyUnicode_READ(kind, data, j) == u'{' and PyUnicode_READ(kind, data, j + 1) == u'|':
-                    token = TABLE_OPEN
-                    j += 2
-                else:
-                    j = i + 1
-                    while j < n and PyUnicode_READ(kind, data, j) in (u' ', u'\t'):
-                        j += 1
-                    if (j + 1 < n and PyUnicode_READ(kind, data, j) == u'|' and PyUnicode_READ(kind, data, j + 1) == u'}'
-                            and not (j + 2 < n and PyUnicode_READ(kind, data, j + 2) == u'}')):
-                        token = TABLE_CLOSE
-                        j += 2
-            if not token:
-                i += 1
-                continue
-            start, end = i, j
-            i = j
-            if token == BRACES_OPEN:
-                run_starts[depth] = start
-                run_open[depth] = end - start
-                depth += 1
-            elif token == BRACES_CLOSE:
-                pos = start
-                while pos < end and depth:
-                    taken = min(end - pos, run_open[depth - 1])
-                    run_open[depth - 1] -= taken
-                    pos += taken
-                    spans.append((run_starts[depth - 1] + run_open[depth - 1], pos))
-                    if run_open[depth - 1] == 0:
-                        depth -= 1
-                if pos < end and not table_depth:
-                    spans.append((pos, end))
-            elif depth:
-                continue
-            elif token == TABLE_OPEN:
-                if table_depth == 0:
-                    table_start = start + 1
-                table_depth += 1
-            elif table_depth:
-                table_depth -= 1
-                if table_depth == 0:
-                    spans.append((table_start, end))
-            else:
-                spans.append((start + 1, end))
-        for j in range(depth):
-            spans.append((run_starts[j], run_starts[j] + run_open[j]))
-        if table_depth:
-            spans.append((table_start, n))
-        return spans
-    finally:
-        PyMem_Free(run_starts); PyMem_Free(run_open)
-
-
-# ── 5. quotes: corpora/wikitext_lines.py render_quotes ──
-
-
-def render_quotes(str text):
-    """The Python function's loop over the lines holding "''", with _quotes_in_line's split done
-    by hand and its loops compiled; its rare steps are the Python helpers themselves."""
-    if "''" not in text:
-        return text
-    from corpora import wikitext_lines as python  # not at import: wikitext_lines loads this module
-    lead_end = text.find("\x07")  # HEADING
-    if lead_end < 0:
-        lead_end = len(text)
-    pieces = []
-    cdef Py_ssize_t pos = 0, quotes, line_start, line_end
-    while True:
-        quotes = text.find("''", pos)
-        if quotes < 0:
-            break
-        line_start = text.rfind("\n", pos, quotes) + 1 or pos
-        line_end = text.find("\n", quotes)
-        if line_end < 0:
-            line_end = len(text)
-        pieces.append(text[pos:line_start])
-        pieces.append(_quotes_in_line(text[line_start:line_end], line_start < lead_end, python))
-        pos = line_end
-    pieces.append(text[pos:])
-    return "".join(pieces)
-
-
-cdef list _quote_parts(str line):
-    """_QUOTE_SPLIT_RE.split(line) for its pattern "('{2,})": text, run, text, ..., text."""
-    cdef int kind = PyUnicode_KIND(line)
-    cdef void* data = PyUnicode_DATA(line)
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(line), i = 0, j, start = 0
-    parts = []
-    while i + 1 < n:
-        if PyUnicode_READ(kind, data, i) == u"'" and PyUnicode_READ(kind, data, i + 1) == u"'":
-            j = i + 2
-            while j < n and PyUnicode_READ(kind, data, j) == u"'":
-                j += 1
-            parts.append(line[start:i])
-            parts.append(line[i:j])
-            start = i = j
-        else:
             i += 1
-    parts.append(line[start:])
-    return parts
-
-
-cdef str _quotes_in_line(str line, bint mark_bold, python):
-    cdef list parts = _quote_parts(line)
-    cdef Py_ssize_t k, run, count = len(parts), italics = 0, bolds = 0
-    cdef bint bold = False
-    for k in range(1, count, 2):
-        run = len(<str>parts[k])
-        if run == 4:
-            parts[k - 1] = python._with_apostrophe(parts[k - 1])
-            parts[k] = "'''"
-            run = 3
-        elif run > 5:
-            parts[k - 1] = python._with_apostrophe(parts[k - 1])
-            parts[k] = "'''''"
-            run = 5
-        italics += run != 3
-        bolds += run != 2
-    if italics % 2 and bolds % 2:
-        python._bold_to_apostrophe_italic(parts)
-    out = [parts[0]]
-    for k in range(1, count, 2):
-        piece = parts[k + 1]
-        if len(<str>parts[k]) != 2:
-            bold = not bold
-            if mark_bold:
-                piece = python._bold_marker(out, piece, bold)
-        out.append(piece)
-    if bold and mark_bold:
-        python._bold_marker(out, "", False)
-    return "".join(out)
+            if c >= 0x20 or c == u'\n' or c == u'\t':
+                PyUnicode_WRITE(kind, plain, length, c)
+                length += 1
+            elif c == u'\x01':  # ANCHOR_OPEN, then its index and ANCHOR_INDEX_END
+                index = digits = 0
+                while True:
+                    if i >= n:
+                        return _python_plain_text_and_anchors(text, targets)
+                    c = PyUnicode_READ(kind, data, i)
+                    i += 1
+                    if c == u'\x1f' and digits:
+                        break
+                    if c == u'\x06':  # NOWIKI_EDGE, deleted first
+                        continue
+                    if not (u'0' <= c <= u'9') or index > 100000000:
+                        return _python_plain_text_and_anchors(text, targets)
+                    index = index * 10 + <Py_ssize_t>c - 48  # c is an ASCII digit
+                    digits += 1
+                anchor_index = index
+                anchor_start = length
+            elif c == u'\x02':  # ANCHOR_CLOSE
+                if anchor_start >= 0:
+                    if anchor_index >= target_count:
+                        return _python_plain_text_and_anchors(text, targets)
+                    start, end = anchor_start, length
+                    # Spaces at a link's edges are not part of the name it shows.
+                    while start < end and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, plain, start)):
+                        start += 1
+                    while end > start and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, plain, end - 1)):
+                        end -= 1
+                    if start < end:
+                        anchors.append(_new_tuple(Anchor, (start, end, targets[anchor_index])))
+                anchor_start = -1
+            elif c == u'\x04':  # BOLD_OPEN
+                bold_start = length
+            elif c == u'\x05':  # BOLD_CLOSE
+                if bold_start >= 0:
+                    bold_spans.append((bold_start, length))
+                bold_start = -1
+            elif c == u'\x03':  # KEPT_SPACE
+                PyUnicode_WRITE(kind, plain, length, u' ')
+                length += 1
+            elif c != u'\x06':  # NOWIKI_EDGE goes; any other character stays
+                PyUnicode_WRITE(kind, plain, length, c)
+                length += 1
+        return PyUnicode_FromKindAndData(kind, plain, length), anchors, bold_spans
+    finally:
+        PyMem_Free(plain)
