@@ -136,7 +136,8 @@ def has_disambiguation_template(text: str, language: WikiLanguage) -> bool:
         return True
     if "{{" not in text:
         return False
-    return any(language.is_disambiguation_template(m.group(1)) for m in _TEMPLATE_NAME_RE.finditer(text))
+    # Each name once: a page calls {{cite web}} and its kin dozens of times.
+    return any(language.is_disambiguation_template(name) for name in set(_TEMPLATE_NAME_RE.findall(text)))
 
 
 # ── 3. templates and tables ──
