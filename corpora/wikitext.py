@@ -58,6 +58,7 @@ Choices where MediaWiki's output is not plain text:
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 
 from corpora.languages import WIKIPEDIA_LANGUAGES, WikiLanguage, wiki_language
@@ -89,6 +90,7 @@ from corpora.wikitext_markers import (
 __all__ = ["Anchor", "ParsedPage", "parse_wikitext", "WIKIPEDIA_LANGUAGES"]
 
 _compiled = compiled_passes()  # None: the Python passes below (corpora/compiled_passes.py)
+_this_module = sys.modules[__name__]
 
 
 @dataclass(frozen=True)
@@ -143,10 +145,7 @@ _FIRST_PROTECTED = min(pair[0] for pair in _NOWIKI_RESTORE_PAIRS)
 
 def _extract_markers(text: str, targets: list[str], is_disambiguation: bool, had_nowiki: bool) -> ParsedPage:
     """Plain text and offsets from the marked text."""
-    if _compiled:
-        plain, anchors, bold_spans = _compiled.plain_text_and_anchors(text, targets)
-    else:
-        plain, anchors, bold_spans = plain_text_and_anchors(text, targets)
+    plain, anchors, bold_spans = (_compiled or _this_module).plain_text_and_anchors(text, targets)
     if had_nowiki and plain and max(plain) >= _FIRST_PROTECTED:
         # One character for one, and none a space: the offsets and the anchors' edges hold.
         for protected, original in _NOWIKI_RESTORE_PAIRS:

@@ -4,6 +4,7 @@ entities, and the final tidying of spaces, residue and tail sections."""
 from __future__ import annotations
 
 import re
+import sys
 from html.entities import html5
 
 from corpora.compiled_passes import compiled_passes
@@ -207,6 +208,7 @@ def _decode_entity(match: re.Match) -> str:
 
 
 _compiled = compiled_passes()  # None: the Python steps of tidy (corpora/compiled_passes.py)
+_this_module = sys.modules[__name__]
 _SPACES_RE = re.compile("  +")
 _WORD_RE = re.compile(r"\w")
 _EMPTY_MARKUP_RE = re.compile("\x01[0-9]+\x1f\x02|\x04\x05|\x06\x06")
@@ -237,11 +239,12 @@ _SPACE_BEFORE_PUNCTUATION_RE = re.compile(r" ([,;.:)])(?=\s|$)")
 
 def tidy(text: str, language: WikiLanguage) -> str:
     """Collapse spaces, strip lines, drop empty lines, headings and tail sections, repair residue."""
-    text = _compiled.without_empty_markup_and_spaces(text) if _compiled else without_empty_markup_and_spaces(text)
-    if _compiled.has_residue_pair(text) if _compiled else has_residue_pair(text):
+    steps = _compiled or _this_module
+    text = steps.without_empty_markup_and_spaces(text)
+    if steps.has_residue_pair(text):
         text = _repair_brackets(text)
-    text = _compiled.without_doubled_separators(text) if _compiled else without_doubled_separators(text)
-    lines = _compiled.worded_lines(text) if _compiled else worded_lines(text)
+    text = steps.without_doubled_separators(text)
+    lines = steps.worded_lines(text)
     if CATEGORY_LINK in text:
         lines = [line for line in map(_without_category_navigation, lines) if line]
     if "|" in text or NOWIKI_PIPE in text:
