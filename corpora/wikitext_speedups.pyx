@@ -38,9 +38,9 @@ def _python_plain_text_and_anchors(text, targets):
 # ── 3. templates and tables: corpora/wikitext_blocks.py template_and_table_spans ──
 
 
-cdef enum:
-    BRACES_OPEN = 1  # "{{" or more: _BRACE_TOKEN_RE's group 1 ...
-    BRACES_CLOSE = 2
+cdef enum:  # numbered as _BRACE_TOKEN_RE's groups
+    BRACES_OPEN = 1  # "{{" or more
+    BRACES_CLOSE = 2  # "}}" or more
     TABLE_OPEN = 3  # "\n", then spaces, tabs or colons, then "{|"
     TABLE_CLOSE = 4  # "\n", then spaces or tabs, then "|}" not before "}"
 
@@ -54,7 +54,8 @@ def template_and_table_spans(str text):
     cdef Py_ssize_t table_depth = 0, table_start = 0
     cdef int token
     cdef Py_UCS4 c
-    # Open brace runs: where each starts and how many of its braces are still open.
+    # Open brace runs: where each starts and how many of its braces are still open (a run takes two
+    # characters at least, so there are at most n // 2).
     cdef Py_ssize_t* run_starts = <Py_ssize_t*>PyMem_Malloc((n // 2 + 1) * sizeof(Py_ssize_t))
     cdef Py_ssize_t* run_open = <Py_ssize_t*>PyMem_Malloc((n // 2 + 1) * sizeof(Py_ssize_t))
     if not run_starts or not run_open:
@@ -134,7 +135,8 @@ def render_internal_links(str text, language):
     if "[[" not in text:
         return (text.replace("]]", "") if "]]" in text else text), targets
     out = []
-    # Imported here: corpora/wikitext_lines.py loads this module, and wikitext_links imports it.
+    # Imported here, not at the top: wikitext_lines loads this module, and wikitext_links imports
+    # wikitext_lines.
     from corpora.wikitext_links import _render_link
     _render_links_into(text, out, targets, language, _render_link)
     return "".join(out), targets
@@ -368,6 +370,8 @@ cdef list _quote_parts(str line):
 
 
 cdef str _quotes_in_line(str line, bint mark_bold, python):
+    """corpora/wikitext_lines.py _quotes_in_line (MediaWiki's doQuotes), step for step on the same
+    parts; `python` is that module, whose helpers it calls."""
     cdef list parts = _quote_parts(line)
     cdef Py_ssize_t k, run, count = len(parts), italics = 0, bolds = 0
     cdef bint bold = False
