@@ -71,8 +71,8 @@ from corpora.wikitext_blocks import (
     has_disambiguation_template,
 )
 from corpora.wikitext_definition_lists import split_definition_terms
-from corpora.wikitext_lines import decode_entities, render_external_links, render_html_tags, render_lines, tidy
-from corpora import wikitext_lines, wikitext_links
+from corpora.wikitext_lines import decode_entities, render_external_links, render_html_tags, render_lines, render_quotes, tidy
+from corpora import wikitext_links
 from corpora.compiled_passes import compiled_passes
 from corpora.wikitext_markers import (
     ANCHOR_CLOSE,
@@ -127,7 +127,7 @@ def parse_wikitext(wikitext: str, lang: str | WikiLanguage, title: str = "") -> 
     if "<" in text:
         text = render_html_tags(text)
     text = render_lines(text, language)
-    text = (_compiled or wikitext_lines).render_quotes(text)
+    text = render_quotes(text)
     if "&" in text:
         text = decode_entities(text)
     text = tidy(text, language)

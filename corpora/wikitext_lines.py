@@ -96,6 +96,7 @@ def render_quotes(text: str) -> str:
     lead_end = text.find(HEADING)
     if lead_end < 0:
         lead_end = len(text)
+    quotes_in_line = (_compiled or _this_module).quotes_in_line
     pieces = []
     pos = 0
     while True:
@@ -107,13 +108,13 @@ def render_quotes(text: str) -> str:
         if line_end < 0:
             line_end = len(text)
         pieces.append(text[pos:line_start])
-        pieces.append(_quotes_in_line(text[line_start:line_end], line_start < lead_end))
+        pieces.append(quotes_in_line(text[line_start:line_end], line_start < lead_end))
         pos = line_end
     pieces.append(text[pos:])
     return "".join(pieces)
 
 
-def _quotes_in_line(line: str, mark_bold: bool) -> str:
+def quotes_in_line(line: str, mark_bold: bool) -> str:
     """MediaWiki's doQuotes: 2 quotes toggle italic, 3 bold, 5 both; 4 are an apostrophe and bold,
     more than 5 are apostrophes and bold-italic; if both counts are odd one bold is read as an
     apostrophe and italic (preferably one after a single-letter word: "l'''amour''")."""

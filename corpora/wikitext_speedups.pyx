@@ -320,33 +320,7 @@ cdef bint _render_plain_link(str body, str text, Py_ssize_t after, Py_ssize_t fo
     return True
 
 
-# ── 5. quotes: corpora/wikitext_lines.py render_quotes ──
-
-
-def render_quotes(str text):
-    """The Python function's loop over the lines holding "''", with _quotes_in_line's split done
-    by hand and its loops compiled; its rare steps are the Python helpers themselves."""
-    if "''" not in text:
-        return text
-    from corpora import wikitext_lines as python  # not at import: wikitext_lines loads this module
-    lead_end = text.find("\x07")  # HEADING
-    if lead_end < 0:
-        lead_end = len(text)
-    pieces = []
-    cdef Py_ssize_t pos = 0, quotes, line_start, line_end
-    while True:
-        quotes = text.find("''", pos)
-        if quotes < 0:
-            break
-        line_start = text.rfind("\n", pos, quotes) + 1 or pos
-        line_end = text.find("\n", quotes)
-        if line_end < 0:
-            line_end = len(text)
-        pieces.append(text[pos:line_start])
-        pieces.append(_quotes_in_line(text[line_start:line_end], line_start < lead_end, python))
-        pos = line_end
-    pieces.append(text[pos:])
-    return "".join(pieces)
+# ── 5. quotes: corpora/wikitext_lines.py quotes_in_line ──
 
 
 cdef list _quote_parts(str line):
@@ -369,9 +343,10 @@ cdef list _quote_parts(str line):
     return parts
 
 
-cdef str _quotes_in_line(str line, bint mark_bold, python):
-    """corpora/wikitext_lines.py _quotes_in_line (MediaWiki's doQuotes), step for step on the same
-    parts; `python` is that module, whose helpers it calls."""
+def quotes_in_line(str line, bint mark_bold):
+    """corpora/wikitext_lines.py quotes_in_line (MediaWiki's doQuotes), step for step on the same
+    parts, with the split done by hand; its rare steps are that module's helpers themselves."""
+    from corpora import wikitext_lines as python  # not at import: wikitext_lines loads this module
     cdef list parts = _quote_parts(line)
     cdef Py_ssize_t k, run, count = len(parts), italics = 0, bolds = 0
     cdef bint bold = False

@@ -58,7 +58,7 @@ import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from corpora.compiled_passes import compiled_passes, not_built_note
+from corpora.compiled_passes import not_built_note
 from corpora.dumps import SAMPLE_DIR, sample_dump_paths
 from corpora.multistream import is_multistream_index
 from corpora.schemas import MRC_SCHEMA
@@ -139,8 +139,9 @@ def plan(opts) -> tuple[list[DumpSpec], str]:
         if spec.index_path is None and "-multistream" in spec.path.rsplit("/", 1)[-1]:
             print(f"note: {spec.path}: no multistream index beside it, so one worker reads it from start to end; "
                   f"put {expected_index_name(spec.path)} beside it for parallel reading", file=sys.stderr)
-    if compiled_passes() is None and not_built_note():
-        print(not_built_note(), file=sys.stderr)
+    note = not_built_note()
+    if note:
+        print(note, file=sys.stderr)
     return specs, f"{len(specs)} dump(s) in {', '.join(sorted(by_lang))}"
 
 

@@ -138,11 +138,12 @@ QUOTE_PIECES = ["'", "''", "'''", "''''", "'''''", "''''''", "a", "l", " ", "\n"
 
 
 def test_quotes_on_random_text():
-    """Runs of every length, odd counts of both kinds, single-letter words, lines, a heading mark."""
+    """Runs of every length, odd counts of both kinds, single-letter words; in the lead and after it."""
     rng = random.Random(5)
     for _ in range(20000):
         text = random_text(rng, QUOTE_PIECES, rng.randint(0, 16))
-        assert speedups.render_quotes(text) == wikitext_lines.render_quotes(text), repr(text)
+        for mark_bold in (True, False):
+            assert speedups.quotes_in_line(text, mark_bold) == wikitext_lines.quotes_in_line(text, mark_bold), repr(text)
 
 
 RESIDUE_PIECES = ["(", ")", "[", "]", "（", "［", " ", ";", ",", ":", "\x06", "a", ".", "）", "日"]
@@ -185,7 +186,7 @@ def test_compiled_module_has_a_twin_for_every_step():
     twins = {"render_internal_links": wikitext_links, "plain_text_and_anchors": wikitext,
              "without_empty_markup_and_spaces": wikitext_lines, "without_doubled_separators": wikitext_lines,
              "worded_lines": wikitext_lines, "template_and_table_spans": wikitext_blocks,
-             "has_residue_pair": wikitext_lines, "render_quotes": wikitext_lines}
+             "has_residue_pair": wikitext_lines, "quotes_in_line": wikitext_lines}
     public = {name for name in dir(speedups) if not name.startswith("_") and callable(getattr(speedups, name))}
     public = {name for name in public if re.fullmatch(r"[a-z_]+", name) and getattr(speedups, name).__module__ == speedups.__name__}
     assert public == set(twins)
@@ -201,7 +202,7 @@ def test_the_job_says_when_the_parser_runs_without_its_compiled_passes(monkeypat
     opts = common.job_options(PipelineOptions([]), wiki_mrc.WikiMrcOptions, "wiki_mrc")
     wiki_mrc.plan(opts)
     assert "compiled passes" not in capsys.readouterr().err
-    monkeypatch.setattr(wiki_mrc, "compiled_passes", lambda: None)
+    monkeypatch.setattr(compiled_passes, "compiled_passes", lambda: None)
     wiki_mrc.plan(opts)
     assert "pip install -e ." in capsys.readouterr().err
     monkeypatch.setenv("XLU_PURE_PYTHON", "1")  # asked for: nothing to mend
