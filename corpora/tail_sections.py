@@ -5,7 +5,7 @@ corpora/wiki_language_data.py; every wiki also gets the English ones.
 Without them a wiki's bibliography and link lists were read as prose: on the real ukwiki, hywiki and
 mrwiki dumps here, 1.3%, 1.5% and 8.4% of the mPMR contexts sat in such a section (uk "— № 3 ( 522 )
 … ISSN 0130 - 5247" under "Література"). A tail section is dropped only up to the next heading of its
-level that is not one (corpora/wikitext_lines.py), so a content section that shares a name
+level that is not one (corpora/wikitext_tidy.py), so a content section that shares a name
 ("Література" in an article on a country's culture) costs that one section.
 
 Where the names come from:

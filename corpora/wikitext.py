@@ -24,7 +24,8 @@ work only per construct (per template, per link, per line holding quotes), never
      become \\x04 ... \\x05), entities, whitespace;
   6. one last scan removes the markers and turns them into offsets.
 
-Passes 1-3 are corpora/wikitext_blocks.py, 4 corpora/wikitext_links.py, 5 corpora/wikitext_lines.py,
+Passes 1-3 are corpora/wikitext_blocks.py, 4 corpora/wikitext_links.py, 5 corpora/wikitext_lines.py
+and corpora/wikitext_tidy.py,
 the markers and the repair at a cut corpora/wikitext_markers.py; 6 is here.
 
 The hottest steps (the link pass, markers to offsets, the template and table scan, quotes, tidy's
@@ -71,7 +72,8 @@ from corpora.wikitext_blocks import (
     has_disambiguation_template,
 )
 from corpora.wikitext_definition_lists import split_definition_terms
-from corpora.wikitext_lines import decode_entities, render_external_links, render_html_tags, render_lines, render_quotes, tidy
+from corpora.wikitext_lines import decode_entities, render_external_links, render_html_tags, render_lines, render_quotes
+from corpora.wikitext_tidy import tidy
 from corpora import wikitext_links
 from corpora.compiled_passes import compiled_passes
 from corpora.wikitext_markers import (

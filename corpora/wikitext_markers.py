@@ -13,7 +13,7 @@ from typing import NamedTuple
 ANCHOR_OPEN, ANCHOR_INDEX_END, ANCHOR_CLOSE = "\x01", "\x1f", "\x02"
 KEPT_SPACE, BOLD_OPEN, BOLD_CLOSE, NOWIKI_EDGE, HEADING = "\x03", "\x04", "\x05", "\x06", "\x07"
 # Around the text of a link to a category page with no label of its own ("Категорія:Народились 1815"):
-# tidy decides whether its line is navigation (corpora/wikitext_lines.py).
+# tidy decides whether its line is navigation (corpora/wikitext_tidy.py).
 CATEGORY_LINK = "\x08"
 MARKER_CHARS = "\x01\x02\x03\x04\x05\x06\x07\x08\x1f"
 

@@ -377,7 +377,7 @@ def quotes_in_line(str line, bint mark_bold):
     return "".join(out)
 
 
-# ── 5. tidy's first steps: corpora/wikitext_lines.py ──
+# ── 5. tidy's first steps: corpora/wikitext_tidy.py ──
 
 
 def without_empty_markup_and_spaces(str text):

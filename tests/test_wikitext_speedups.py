@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from corpora import compiled_passes, wikitext, wikitext_blocks, wikitext_lines, wikitext_links
+from corpora import compiled_passes, wikitext, wikitext_blocks, wikitext_lines, wikitext_links, wikitext_tidy
 from corpora.dumps import RawPage, iter_pages_from_file, sample_dump_paths
 from corpora.languages import wiki_language
 from corpora.wikitext import parse_wikitext
@@ -23,7 +23,7 @@ if speedups is None:
     pytest.skip("corpora.wikitext_speedups not built (pure-Python install)", allow_module_level=True)
 
 
-COMPILING_MODULES = (wikitext, wikitext_blocks, wikitext_lines)  # each picks its passes at import
+COMPILING_MODULES = (wikitext, wikitext_blocks, wikitext_lines, wikitext_tidy)  # each picks its passes at import
 
 
 def outcome(function, *args):
@@ -153,7 +153,7 @@ def test_residue_pairs_on_random_text():
     rng = random.Random(4)
     for _ in range(20000):
         text = random_text(rng, RESIDUE_PIECES, rng.randint(0, 6))
-        assert speedups.has_residue_pair(text) == wikitext_lines.has_residue_pair(text), repr(text)
+        assert speedups.has_residue_pair(text) == wikitext_tidy.has_residue_pair(text), repr(text)
 
 
 @pytest.mark.parametrize("step", ["without_empty_markup_and_spaces", "without_doubled_separators", "worded_lines"])
@@ -161,7 +161,7 @@ def test_tidy_steps_on_random_text(step):
     rng = random.Random(step)
     for _ in range(20000):
         text = random_text(rng, TIDY_PIECES, rng.randint(0, 30))
-        assert getattr(speedups, step)(text) == getattr(wikitext_lines, step)(text), repr(text)
+        assert getattr(speedups, step)(text) == getattr(wikitext_tidy, step)(text), repr(text)
 
 
 BRACE_PIECES = ["{{", "}}", "{", "}", "}}}", "{{{", "\n", "{|", "|}", "|}}", " ", "\t", ":", "|", "a", "é", "日"]
@@ -184,9 +184,9 @@ def test_pure_python_is_chosen_by_the_environment(monkeypatch):
 def test_compiled_module_has_a_twin_for_every_step():
     """Each public function of the module names the Python function it replaces."""
     twins = {"render_internal_links": wikitext_links, "plain_text_and_anchors": wikitext,
-             "without_empty_markup_and_spaces": wikitext_lines, "without_doubled_separators": wikitext_lines,
-             "worded_lines": wikitext_lines, "template_and_table_spans": wikitext_blocks,
-             "has_residue_pair": wikitext_lines, "quotes_in_line": wikitext_lines}
+             "without_empty_markup_and_spaces": wikitext_tidy, "without_doubled_separators": wikitext_tidy,
+             "worded_lines": wikitext_tidy, "template_and_table_spans": wikitext_blocks,
+             "has_residue_pair": wikitext_tidy, "quotes_in_line": wikitext_lines}
     public = {name for name in dir(speedups) if not name.startswith("_") and callable(getattr(speedups, name))}
     public = {name for name in public if re.fullmatch(r"[a-z_]+", name) and getattr(speedups, name).__module__ == speedups.__name__}
     assert public == set(twins)
