@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable
 
-from corpora.dump_bytes import ArchiveError, Gap, bz2_chunks, utf8_chunks
+from corpora.dump_bytes import ArchiveError, Gap, libbz2_chunks, utf8_chunks
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def read_siteinfo(chunks: Iterable[bytes], max_bytes: int = 1 << 20) -> SiteInfo
 
 def read_siteinfo_from_file(fileobj: BinaryIO, compression: str) -> SiteInfo | None:
     if compression == "bz2":
-        return read_siteinfo(bz2_chunks(fileobj, limit=None, require_data=True, out_bytes=1 << 16))
+        return read_siteinfo(libbz2_chunks(fileobj, limit=None, require_data=True, out_bytes=1 << 16))
     return read_siteinfo(iter(lambda: fileobj.read(1 << 16), b""))
 
 
