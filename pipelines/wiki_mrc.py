@@ -11,47 +11,10 @@ from __future__ import annotations
 import logging
 import sys
 
+from pipelines import lean_start
 
-def _import_beam_without_pandas() -> None:
-    """Beam imports pandas at start-up whenever it is installed (for its DataFrame API's type hints);
-    this job never uses it, and the import costs 0.5-0.9 CPU-s of every run (measured: `import
-    apache_beam` 2.1-2.5 CPU-s, 1.4-1.7 with pandas hidden). pandas is hidden only while Beam loads
-    and only if nothing imported either before, so a later `import pandas` works as usual."""
-    if "apache_beam" in sys.modules or "pandas" in sys.modules:
-        return
-    sys.modules["pandas"] = None  # makes "import pandas" raise ImportError, which Beam expects
-    try:
-        import apache_beam  # noqa: F401
-    finally:
-        del sys.modules["pandas"]
-
-
-def _pyarrow_without_pandas() -> None:
-    """pyarrow imports pandas at its first array built from a Python list, to ask whether the list is
-    a pandas object (0.4-0.9 CPU-s; the Parquet writer builds every table so). The job never hands
-    pyarrow pandas objects: run from the command line, its process lets pyarrow's first look find
-    pandas absent, which pyarrow then stops asking about. (An explicit `to_pandas()` still imports
-    pandas: pyarrow tries again where pandas is required.)"""
-    if "pandas" in sys.modules:
-        return
-
-    class HidePandas:  # pyarrow's compiled import would take a None in sys.modules as the module
-        @staticmethod
-        def find_spec(name, path=None, target=None):
-            if name == "pandas":
-                raise ModuleNotFoundError("hidden while pyarrow looks", name="pandas")
-            return None
-
-    sys.meta_path.insert(0, HidePandas)
-    try:
-        import pyarrow
-
-        pyarrow.array(["a list, not a pandas object"])
-    finally:
-        sys.meta_path.remove(HidePandas)
-
-
-_import_beam_without_pandas()
+# Run as a command, the job knows from its arguments whether Beam will need GCP's clients.
+lean_start.import_beam(sys.argv[1:] if __name__ == "__main__" else None)
 
 import apache_beam as beam
 import pyarrow as pa
@@ -295,5 +258,5 @@ def _no_examples_note(lang: str, counts: dict) -> str:
 
 
 if __name__ == "__main__":
-    _pyarrow_without_pandas()
+    lean_start.pyarrow_without_pandas()
     run()
