@@ -2,7 +2,8 @@
 
 `pip install` builds them where Cython and a C compiler are at hand; they give the same output as
 the Python passes they replace, byte for byte, at about 1.9 times the parser's speed. The Python passes
-stay the reference and run when the module was not built, or when XLU_PURE_PYTHON=1 asks for them.
+stay the reference and run when the module was not built, or when XLU_PURE_PYTHON=1 asks for them
+(it also makes corpora/dump_bytes.py decompress with libbz2, its reference decoder).
 """
 from __future__ import annotations
 

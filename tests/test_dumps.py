@@ -150,6 +150,18 @@ def test_siteinfo():
     assert siteinfo.read_siteinfo([page_xml(1, "A")]) is None
 
 
+@needs_excerpt
+def test_siteinfo_of_a_damaged_head_is_none_or_the_header():
+    """The header is read from the first block without the page reader's hold-back: damage there gives
+    no header (the page reader reports the damage), never an exception; damage after it changes nothing."""
+    data = EXCERPT.read_bytes()
+    whole = siteinfo.read_siteinfo_from_file(io.BytesIO(data), "bz2")
+    assert (whole.dbname, whole.lang, len(whole.namespaces)) == ("enwiki", "en", 35)
+    assert siteinfo.read_siteinfo_from_file(io.BytesIO(flip(data, 100)), "bz2") is None
+    assert siteinfo.read_siteinfo_from_file(io.BytesIO(data[:50]), "bz2") is None
+    assert siteinfo.read_siteinfo_from_file(io.BytesIO(flip(data, len(data) // 2)), "bz2") == whole
+
+
 # ─────────────────────────────── damaged input ───────────────────────────────
 
 
