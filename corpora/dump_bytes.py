@@ -8,7 +8,7 @@
 - Text encoding comes from the byte-order mark or the XML declaration: UTF-8 and UTF-16 (LE/BE) are read
   (UTF-16 is transcoded to UTF-8 as it streams); any other declared encoding is an ArchiveError
   "unsupported_encoding" that says how to convert the file.
-- A whole dump on a local disk is decompressed by indexed_bzip2's decoder (about 1.4x libbz2's speed on
+- A whole dump on a local disk is decompressed by indexed_bzip2's decoder (about 1.3x libbz2's speed on
   one core) where that package is installed; libbz2 (Python's bz2 module) stays the reference and
   takes over on anything unusual (see `bz2_chunks`).
 A chunk stream may hold `Gap` markers where bytes were lost; corpora/dumps.py turns them, and any
