@@ -51,10 +51,16 @@ if proc.returncode:
 print(json.dumps({"rc": proc.returncode, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024}))
 """
 
-# wiki_mrc with parse_wikitext memoised by (page text, language), for --parser_share.
+# wiki_mrc with parse_wikitext memoised by (page text, language), for --parser_share. It starts as
+# `python -m pipelines.wiki_mrc` does (pipelines/lean_start.py): imported as a module, wiki_mrc would
+# load GCP's clients and pandas too (~0.7-1.1 CPU-s), which the difference to the job would count as
+# negative parsing.
 _MEMOISED_PARSER_JOB = """
 import sys
 sys.path.insert(0, {repo!r})
+from pipelines import lean_start
+lean_start.import_beam(sys.argv[1:])
+lean_start.pyarrow_without_pandas()
 from pipelines import wiki_mrc, wiki_mrc_transforms
 parse, parsed = wiki_mrc_transforms.parse_wikitext, {{}}
 def memoised(text, language, title=""):

@@ -326,7 +326,9 @@ def test_benchmark_measures_the_parsers_share_with_the_same_rows():
     least of 3 rounds: at 2x one round, the saving (half of parsing, ~0.3 CPU-s) was within a loaded
     machine's noise and the share came out negative once in three runs; with the compiled parser
     passes, 4x in 2 rounds (a saving of ~0.5 s) came out negative in CI beside another test. At 8x the
-    saving is ~1.3 CPU-s (17% of the job), for 100 s of wall time."""
+    saving is ~1.3 CPU-s (17% of the job), for 100 s of wall time. (It came out at -2% once more in CI
+    at 5dc385e: the memoised job, started as a module, imported pandas and GCP's clients that the
+    command leaves out, ~0.7-1.1 CPU-s against it; it now starts as the command does.)"""
     import re
     import subprocess
     import sys
