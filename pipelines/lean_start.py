@@ -39,9 +39,9 @@ def _hidden(names):
 
 def import_beam(command_line: list[str] | None) -> None:
     """Imports Beam without pandas; with the process's `command_line` (the job runs as __main__) and
-    no Google Cloud resource named in it, without GCP's clients too (0.3 CPU-s of
-    every run where `pip install ".[gcp]"` put them). Imported as a module (tests, the Dask
-    runner's workers, a notebook), only pandas is hidden: the process may go on to use GCS."""
+    no Google Cloud resource named in it, without GCP's clients too (0.25 CPU-s of every run where
+    `pip install ".[gcp]"` put them). Imported as a module (tests, the Dask runner's workers, a
+    notebook), only pandas is hidden: the process may go on to use GCS."""
     if "apache_beam" in sys.modules:
         return
     names = ("pandas",)
