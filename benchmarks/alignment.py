@@ -12,7 +12,7 @@ Files as in ../shared/data/alignment-gold: `src ||| tgt` tokenised by spaces, an
 
 Span projection, the number clism_pairs depends on: spaCy NER on the English side, the informative
 spans of the job, each projected through the aligner's links (min..max, --max_gap, then the job's
-answer rules of corpora/answer_spans.py: edges trimmed, answers of only stop words rejected) and
+answer rules of corpora/clism/answers/spans.py: edges trimmed, answers of only stop words rejected) and
 through the gold sure links (min..max, no gap limit). exact = exact matches / spans the gold links project (a
 span the aligner rejects counts as a miss); exact_of_emitted = exact matches / spans the job would
 emit, i.e. the precision of the spans in the output.
@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from corpora.aligners import (  # noqa: E402
+from corpora.clism.aligners import (  # noqa: E402
     SIMALIGN_METHODS,
     SYMMETRISATIONS,
     EflomalAligner,
@@ -92,8 +92,8 @@ def span_projection(pairs, predicted, gold, english: str, max_gap: int, spacy_mo
                     target_lang: str | None) -> dict[str, float]:
     from spacy.tokens import Doc
 
-    from corpora.answer_spans import PUNCTUATION_RULES_ONLY, answer_words, drop_overlapping, project_answer
-    from corpora.ner_spans import informative_spans, load_ner_pipeline
+    from corpora.clism.answers.spans import PUNCTUATION_RULES_ONLY, answer_words, drop_overlapping, project_answer
+    from corpora.clism.ner_spans import informative_spans, load_ner_pipeline
     from corpora.words import stop_words
 
     nlp = load_ner_pipeline(spacy_model)
@@ -209,7 +209,7 @@ def main(argv=None) -> dict[str, float]:
         predicted = aligner.align(pairs + extra)[: len(pairs)]
         setting = f"eflomal {args.symmetrisation} prefix_len={args.prefix_len} identity_prior={args.identity_prior} trained on {len(pairs) + len(extra)} pairs"
     else:
-        from corpora.aligners import SimAlignAligner
+        from corpora.clism.aligners import SimAlignAligner
 
         if args.threads:
             import torch

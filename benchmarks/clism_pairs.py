@@ -46,9 +46,9 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.wiki_mrc import measure  # noqa: E402  (a command's process-tree CPU and peak RSS)
-from corpora import parallel  # noqa: E402
-from corpora.aligners import make_aligner  # noqa: E402
-from corpora.ner_spans import CachedNer, load_ner_pipeline  # noqa: E402
+from corpora import bitext as parallel  # noqa: E402
+from corpora.clism.aligners import make_aligner  # noqa: E402
+from corpora.clism.ner_spans import CachedNer, load_ner_pipeline  # noqa: E402
 from corpora.words import get_tokenizer, stop_words  # noqa: E402
 from benchmarks.timing import Clock  # noqa: E402
 from pipelines import clism_pairs  # noqa: E402

@@ -1,4 +1,4 @@
-"""The summary of beam_dask_runner's --dask_trace_dir files (`benchmarks/wiki_mrc_memory.py
+"""The summary of pipelines.dask.runner's --dask_trace_dir files (`benchmarks/wiki_mrc_memory.py
 --dask_trace` prints it after a traced run): per stage, the largest task output and group; per
 worker process, the tasks that raised its peak RSS (VmHWM) most, and how many parsed partitions it
 held for consumers that had not run yet (what the task order decides).

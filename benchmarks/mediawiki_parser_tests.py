@@ -1,4 +1,4 @@
-"""corpora.wikitext.parse_wikitext against MediaWiki's own parser tests: is our text what a reader sees?
+"""corpora.wikitext.parse.parse_wikitext against MediaWiki's own parser tests: is our text what a reader sees?
 
     python benchmarks/mediawiki_parser_tests.py --tests DIR [--files quotes wikiLinks ...] [--listing OUT.txt]
 
@@ -32,8 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from corpora.languages import wiki_language  # noqa: E402
-from corpora.wikitext import parse_wikitext  # noqa: E402
+from corpora.wiki.languages import wiki_language  # noqa: E402
+from corpora.wikitext.parse import parse_wikitext  # noqa: E402
 
 DEFAULT_FILES = [
     "quotes", "wikiLinks", "extLinks", "comments", "headings", "definitionLists", "magicLinks",

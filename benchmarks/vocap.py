@@ -3,11 +3,11 @@
     python benchmarks/vocap.py [--alpha 0.7] [--vocab_size 4000] [--grid 250:3000:250] [--en_lines 2000]
 
 Data, all offline and real where we have it: English from the Wikipedia excerpt in
-../shared/data/wikipedia (rendered by corpora.wikitext, the high-resource language), French and
+../shared/data/wikipedia (rendered by corpora.wikitext.parse, the high-resource language), French and
 Romanian from the alignment gold sets in ../shared/data/alignment-gold (447 and 248 sentences, tokenised
 text), and the bundled sample for ar, hi, ru, th, vi, zh (tens of sentences each: the low-resource
 end). Both models see the same training sentences; every figure is on the same held-out sentences
-(corpora.vocap.split_heldout, seed 0).
+(corpora.xy.vocap.split_heldout, seed 0).
 
 * vocap  `python -m pipelines.vocap` on these files (DirectRunner, one worker), T = --vocab_size.
 * joint  one unigram model of T pieces (the same 5 special tokens) trained on a mix that samples
@@ -15,7 +15,7 @@ end). Both models see the same training sentences; every figure is on the same h
          sentences as all languages hold together, drawn with repetition by keyed hash.
 
 Per language: fertility = pieces per word on the held-out sentences (words from corpora.words, or
-spaces for languages it lacks), and ALP (corpora.vocap.average_log_probability: held-out, counts from
+spaces for languages it lacks), and ALP (corpora.xy.vocap.average_log_probability: held-out, counts from
 the language's training sentences). Higher ALP and lower fertility are better.
 """
 from __future__ import annotations
@@ -33,8 +33,9 @@ sys.path.insert(0, str(ROOT))
 
 import sentencepiece as spm
 
-from corpora import dumps, vocap
-from corpora.wikitext import parse_wikitext
+from corpora.dumps import pages as dumps
+from corpora.xy import vocap
+from corpora.wikitext.parse import parse_wikitext
 from corpora.words import SUPPORTED_LANGS, get_tokenizer
 from pipelines import vocap as vocap_job
 

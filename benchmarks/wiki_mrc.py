@@ -6,7 +6,7 @@
 For each scale k the dump is repeated k times (copies get new page ids and titles, so they are new
 articles whose links still point at the original entities) and three things run in fresh processes
 on one core:
-  floor        bz2 decompression + page iteration alone (corpora.dumps), the least any job can do;
+  floor        bz2 decompression + page iteration alone (corpora.dumps.pages), the least any job can do;
   wikiextractor the reference pipeline's first stage, `WikiExtractor --json --links --processes 1`;
   wiki_mrc     the whole job, `python -m pipelines.wiki_mrc --direct_num_workers 1`;
   DIR's name   with --compare_with DIR (repeatable): the job as that checkout has it (run from DIR).
@@ -34,8 +34,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from corpora.dumps import RawPage, iter_pages_from_file  # noqa: E402
-from corpora.multistream import split_dump_pages  # noqa: E402
+from corpora.dumps.pages import RawPage, iter_pages_from_file  # noqa: E402
+from corpora.dumps.multistream import split_dump_pages  # noqa: E402
 
 DEFAULT_DUMP = REPO.parent / "shared" / "data" / "wikipedia" / "enwiki-excerpt.xml.bz2"
 
@@ -51,16 +51,10 @@ if proc.returncode:
 print(json.dumps({"rc": proc.returncode, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024}))
 """
 
-# wiki_mrc with parse_wikitext memoised by (page text, language), for --parser_share. It starts as
-# `python -m pipelines.wiki_mrc` does (pipelines/lean_start.py): imported as a module, wiki_mrc would
-# load GCP's clients and pandas too (~0.7-1.1 CPU-s), which the difference to the job would count as
-# negative parsing.
+# wiki_mrc with parse_wikitext memoised by (page text, language), for --parser_share.
 _MEMOISED_PARSER_JOB = """
 import sys
 sys.path.insert(0, {repo!r})
-from pipelines import lean_start
-lean_start.import_beam(sys.argv[1:])
-lean_start.pyarrow_without_pandas()
 from pipelines import wiki_mrc, wiki_mrc_transforms
 parse, parsed = wiki_mrc_transforms.parse_wikitext, {{}}
 def memoised(text, language, title=""):
@@ -75,7 +69,7 @@ wiki_mrc.run(sys.argv[1:])
 _FLOOR = """
 import sys
 sys.path.insert(0, {repo!r})
-from corpora.dumps import iter_pages_from_file
+from corpora.dumps.pages import iter_pages_from_file
 with open(sys.argv[1], "rb") as f:
     n = sum(1 for _ in iter_pages_from_file(f, sys.argv[1], "bz2"))
 """

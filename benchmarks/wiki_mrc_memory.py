@@ -11,7 +11,7 @@ index, as Wikimedia publishes them, so that byte ranges can be read by different
   direct  `python -m pipelines.wiki_mrc --runner DirectRunner` (one process, in-memory shuffles);
   dask    a fresh `dask scheduler` and `dask worker --nworkers W --nthreads 1 --memory-limit M`
           (spilling to --local-directory), and `python -m pipelines.wiki_mrc --runner
-          beam_dask_runner.DaskRunner --dask_npartitions P --dask_shuffle S`, P = pages /
+          pipelines.dask.runner.DaskRunner --dask_npartitions P --dask_shuffle S`, P = pages /
           --pages_per_partition; with S = disk the shuffle files go to a folder of the work
           directory, whose largest size during the run is reported beside the workers' spill.
 
@@ -46,12 +46,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from corpora.multistream import split_dump_pages, write_multistream  # noqa: E402
+from corpora.dumps.multistream import split_dump_pages, write_multistream  # noqa: E402
 from wiki_mrc import DEFAULT_DUMP, repeat_dump  # noqa: E402  (benchmarks/wiki_mrc.py)
 from dask_trace_summary import print_trace_summary  # noqa: E402
 
-sys.path.insert(0, str(REPO / "examples"))
-from local_dask_cluster import stop_local_cluster  # noqa: E402
+from pipelines.dask.local_cluster import stop_local_cluster  # noqa: E402
 
 
 def build_in_a_child_process(src: Path, copies: int, directory: Path) -> tuple[Path, int]:
@@ -278,7 +277,7 @@ def main(argv=None) -> None:
     parser.add_argument("--streams_per_range", default="1", help="wiki_mrc --streams_per_range (100 pages a stream)")
     parser.add_argument("--min_mentions_en", default="10")
     parser.add_argument("--dask_shuffle", default="disk", choices=("disk", "tasks"),
-                        help="beam_dask_runner's --dask_shuffle (GroupByKey, Reshuffle)")
+                        help="pipelines.dask.runner's --dask_shuffle (GroupByKey, Reshuffle)")
     parser.add_argument("--keep", type=Path, help="keep dumps and outputs here instead of a temporary directory")
     parser.add_argument("--dask_trace", action="store_true",
                         help="debug: the runner's --dask_trace_dir (a line per task: elements, pickled bytes, "
@@ -286,7 +285,7 @@ def main(argv=None) -> None:
                              "after the run (pickling every output costs CPU: not for timings)")
     args = parser.parse_args(argv)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(REPO / "examples"), str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
     runners = args.runners.split(",")
     rows = []
     tmp_context = tempfile.TemporaryDirectory(prefix="wiki_mrc_memory-") if args.keep is None else None
@@ -316,7 +315,7 @@ def main(argv=None) -> None:
                     with LocalDaskCluster(work / f"cluster-{k}", args.workers, args.memory_limit, env, sampler) as cluster:
                         shuffle_dir.mkdir(parents=True, exist_ok=True)
                         sampler.shuffle_dirs.append(shuffle_dir)
-                        cmd = [*job, "--runner", "beam_dask_runner.DaskRunner", "--dask_scheduler_file",
+                        cmd = [*job, "--runner", "pipelines.dask.runner.DaskRunner", "--dask_scheduler_file",
                                str(cluster.scheduler_file), "--dask_npartitions", str(npartitions),
                                "--dask_shuffle", args.dask_shuffle, "--dask_shuffle_dir", str(shuffle_dir),
                                "--output", str(out)]

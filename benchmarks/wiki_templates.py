@@ -2,7 +2,7 @@
 
     python benchmarks/wiki_templates.py [--dump LANG=PATH ...]     # default: ../shared/data/wikipedia
 
-For each article: every outermost template call is either rendered (corpora/wiki_templates.py:
+For each article: every outermost template call is either rendered (corpora/wikitext/templates/inline.py:
 text of the sentence) or dropped; what dropping may leave behind is then searched in the final
 text with the audit's patterns (empty brackets, doubled separators, glued numbers). A count, not a
 timing: it answers "does the text read as MediaWiki shows it".
@@ -18,9 +18,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from corpora import dumps, wikitext, wikitext_blocks  # noqa: E402
-from corpora.languages import wiki_language  # noqa: E402
-from corpora.mrc_audit import _EMPTY_BRACKETS_RE, is_glued_years  # noqa: E402
+from corpora.dumps import pages as dumps  # noqa: E402
+from corpora.wikitext import parse as wikitext  # noqa: E402
+from corpora.wikitext import blocks as wikitext_blocks  # noqa: E402
+from corpora.wiki.languages import wiki_language  # noqa: E402
+from corpora.mrc.audit import _EMPTY_BRACKETS_RE, is_glued_years  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data" / "wikipedia"
 DEFAULT = {lang: SHARED / f"{lang}wiki-excerpt.xml.bz2" for lang in ("en", "de", "el", "ja", "vi")}

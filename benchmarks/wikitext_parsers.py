@@ -1,4 +1,4 @@
-"""Which wikitext parser for corpora/wikitext.py: speed and link recall of each candidate, one core.
+"""Which wikitext parser for corpora/wikitext/parse.py: speed and link recall of each candidate, one core.
 
     python benchmarks/wikitext_parsers.py [--repeats 3] [DUMP.xml.bz2 ...]
 
@@ -14,7 +14,7 @@ namespace-0 article (redirects skipped) each candidate turns wikitext into plain
             target and the same visible text.
 
 Candidates:
-  hand-written   corpora.wikitext.parse_wikitext, the single-pass scanner this project ships;
+  hand-written   corpora.wikitext.parse.parse_wikitext, the single-pass scanner this project ships;
   mwparserfromhell  its full parse tree, walked to build text and offsets (its strip_code() would
                  lose the offsets);
   wikitextparser spans of templates, comments, tags, tables and links, text built between them;
@@ -38,7 +38,7 @@ from urllib.parse import unquote
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from corpora.wikitext import WIKIPEDIA_LANGUAGES, parse_wikitext  # noqa: E402
+from corpora.wikitext.parse import WIKIPEDIA_LANGUAGES, parse_wikitext  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data" / "wikipedia"
 DEFAULT_DUMPS = [SHARED / "enwiki-excerpt.xml.bz2", SHARED / "enwiki-table-markup.xml.bz2"]
@@ -60,7 +60,7 @@ def read_articles(path: Path) -> list[tuple[str, str]]:
 
 
 # ───────────────────────── the reference: which links should survive ─────────────────────────
-# Deliberately naive and independent of corpora.wikitext: innermost-first regex deletion, repeated
+# Deliberately naive and independent of corpora.wikitext.parse: innermost-first regex deletion, repeated
 # until nothing changes. Quadratic on bad input, fine on real articles.
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)

@@ -34,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import sentencepiece as spm  # noqa: E402
 
-from corpora import parallel, sinkhorn  # noqa: E402
+from corpora import bitext as parallel  # noqa: E402
+from corpora.xy import sinkhorn  # noqa: E402
 from benchmarks.timing import Clock  # noqa: E402
 from pipelines import vocap, xy_corpus  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Unknown flags are an error (DESIGN.md §6): one line naming the nearest known flag, exit status 2.
 
 Shared by every `python -m` command of the project: the Beam jobs (pipelines/cli_flags.py adds the
-names Beam's own options know), the training commands and corpora.mrc_audit. Plain Python, so that the
+names Beam's own options know), the training commands and corpora.mrc.audit. Plain Python, so that the
 training side never imports Beam and the data side never imports torch.
 
 Why not argparse's own behaviour: it accepts any unambiguous prefix (`--out` for `--output`, and

@@ -8,7 +8,7 @@ Bengali, Thai or Arabic vowel sign is a letter of the word, not an accent on it.
 
 Languages whose accents tell words apart (Vietnamese tones and vowel qualities: "ma", "má", "mà",
 "mả", "mã", "mạ" are six words) are folded up to case only; the per-language flag is
-`WikiLanguage.fold_diacritics` (corpora/languages.py).
+`WikiLanguage.fold_diacritics` (corpora/wiki/languages.py).
 """
 from __future__ import annotations
 

@@ -83,7 +83,7 @@ STATS_SCHEMA = _with_version(
 )
 
 # VoCAP (pipelines/vocap.py): one row per (language, grid model). `size` is the model's piece count
-# (its own <unk> included), `alp` the average held-out log-probability (corpora/vocap.py).
+# (its own <unk> included), `alp` the average held-out log-probability (corpora/xy/vocap.py).
 ALP_SCHEMA = _with_version(
     pa.schema([("lang", pa.string()), ("size", pa.int64()), ("alp", pa.float64())]),
     "alp",
@@ -127,7 +127,7 @@ XY_TRTD_SCHEMA_V1 = _with_version(
     1,
 )
 
-# XY-LENT pair sampling (corpora/sinkhorn.py), one row per unordered language pair (src_lang <=
+# XY-LENT pair sampling (corpora/xy/sinkhorn.py), one row per unordered language pair (src_lang <=
 # tgt_lang, same-language pairs too): bitext `pairs`, their `data_share`, the balanced Sinkhorn
 # plan's `plan_mass`, the sampling `prob` after the zero-data mass is removed, and the
 # `expected_draws` of TRTD rows (prob x --trtd_pairs).

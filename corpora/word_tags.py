@@ -1,6 +1,6 @@
 """Part-of-speech tags of a sentence's words, where the word tokeniser knows them.
 
-The CLISM answer rules (corpora/answer_tags.py) read them to tell a name from the verb or ending the
+The CLISM answer rules (corpora/clism/answers/tags.py) read them to tell a name from the verb or ending the
 aligner ran into ("Clark" -> 述べ, "Hill" -> 보도 했, "Reuters" -> 路透社 未能):
   * ja and ko words are morphemes, and the analyser that cut them knows what they are: the same
     Sudachi and MeCab-ko as corpora/words.py run again on the sentence, and their tags are used only

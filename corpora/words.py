@@ -332,7 +332,7 @@ assert set(_BUILDERS) == set(SUPPORTED_LANGS)
 
 
 def _check_lang(lang: str) -> None:
-    from corpora.languages import WIKIPEDIA_LANGUAGES
+    from corpora.wiki.languages import WIKIPEDIA_LANGUAGES
 
     if lang not in SUPPORTED_LANGS and lang not in WIKIPEDIA_LANGUAGES:
         raise ValueError(f"unknown language {lang!r}: a Wikipedia language code (e.g. {', '.join(SUPPORTED_LANGS[:6])}, ...)")
@@ -351,7 +351,7 @@ def _build_generic(lang: str) -> WordTokenizer:
     spaCy has the language (ca, da, uk, ...), Sacremoses otherwise. Scripts written without spaces
     that spaCy lacks (my, km, lo, bo) get Sacremoses words, which are whole phrases there: such
     wikis run, but their spans are coarse (documented in docs/tokenisers.md)."""
-    from corpora.languages import UNSPACED
+    from corpora.wiki.languages import UNSPACED
 
     if _spacy_has(lang):
         return _SpacyTokenizer(lang, lang not in UNSPACED, blank_spacy_tokenizer(lang))

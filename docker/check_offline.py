@@ -33,7 +33,7 @@ def cut_network() -> None:
 
 
 def check_beam_worker() -> None:
-    from corpora.ner_spans import load_ner_pipeline
+    from corpora.clism.ner_spans import load_ner_pipeline
     from corpora.words import SUPPORTED_LANGS, get_tokenizer
 
     text = "Paris (French: Paris) is 42 km from Versailles."

@@ -20,9 +20,10 @@ import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from corpora import language_check, parallel
-from corpora.aligners import SIMALIGN_METHODS, SYMMETRISATIONS
-from corpora.ner_spans import MAX_SPAN_WORDS, NER_CACHE_ENTRIES, ner_pipeline_available
+from corpora import language_check
+from corpora import bitext as parallel
+from corpora.clism.aligners import SIMALIGN_METHODS, SYMMETRISATIONS
+from corpora.clism.ner_spans import MAX_SPAN_WORDS, NER_CACHE_ENTRIES, ner_pipeline_available
 from corpora.schemas import CLISM_SCHEMA
 from corpora.words import SUPPORTED_LANGS
 from pipelines import beam_outputs, common, input_checks

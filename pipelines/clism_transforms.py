@@ -24,10 +24,10 @@ from typing import NamedTuple
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from corpora import parallel
-from corpora.aligners import EflomalAligner, FastAlignAligner, SimAlignAligner
-from corpora.answer_spans import answer_words, drop_overlapping, project_answer
-from corpora.ner_spans import NER_CACHE_ENTRIES, CachedNer, Span, informative_spans, load_ner_pipeline
+from corpora import bitext as parallel
+from corpora.clism.aligners import EflomalAligner, FastAlignAligner, SimAlignAligner
+from corpora.clism.answers.spans import answer_words, drop_overlapping, project_answer
+from corpora.clism.ner_spans import NER_CACHE_ENTRIES, CachedNer, Span, informative_spans, load_ner_pipeline
 from corpora.seeding import stable_hash
 from corpora.word_tags import tag_words
 from corpora.words import get_tokenizer, stop_words

@@ -86,7 +86,7 @@ def _known_codes_hint(lang: str, known_langs) -> str:
     if slip in known_langs and slip not in near:
         near = [slip, *near][:3]
     guess = f"did you mean {' or '.join(near)}? " if near else ""
-    return f"{guess}it takes a Wikipedia language code ({len(known)} known, e.g. en de fr ja zh; corpora/languages.py lists them)"
+    return f"{guess}it takes a Wikipedia language code ({len(known)} known, e.g. en de fr ja zh; corpora/wiki/languages.py lists them)"
 
 
 def check_input_file(flag: str, value: str, path: str) -> None:
@@ -106,7 +106,8 @@ def check_dump(flag: str, lang: str, path: str, allow_language_mismatch: bool) -
     """
     from apache_beam.io.filesystem import CompressionTypes
 
-    from corpora import dumps, siteinfo
+    from corpora.dumps import pages as dumps
+    from corpora.dumps import siteinfo
 
     value = f"{lang}={path}"
     check_input_file(flag, value, path)
@@ -215,7 +216,7 @@ def check_parallel_inputs(flag: str, value: str, paths) -> None:
     Files that differ in length are misaligned somewhere: every pair after the first extra line would
     be wrong, so the job stops with both counts before spending any work on them.
     """
-    from corpora.parallel import count_lines
+    from corpora.bitext import count_lines
 
     for path in paths:
         check_input_file(f"--{flag}", value, path)

@@ -6,7 +6,7 @@ import itertools
 
 from apache_beam.io.filesystems import FileSystems
 
-from corpora import parallel
+from corpora import bitext as parallel
 
 
 def read_pair_records(source: parallel.PairSource, name: str, max_words: int):

@@ -7,7 +7,7 @@ r"""vocap: monolingual text -> VoCAP vocabulary allocation and one merged Senten
 Paper: XY-LENT §3.3 after VoCAP (Zheng et al., 2021). Per language (one Beam element each, in
 parallel): unigram SentencePiece models over --grid and the ALP of each; then one step allocates
 --vocab_size across languages by weighted marginal ALP gain and builds the merged model. The
-algorithm and its choices are in corpora/vocap.py and docs/vocap.md.
+algorithm and its choices are in corpora/xy/vocap.py and docs/vocap.md.
 
 Outputs under --output: spm.model, spm.vocab, alp.parquet, allocation.parquet, alp_curves.png,
 stats.parquet, dead_letter/, and hf_tokenizer/ (a Hugging Face fast tokenizer with the same ids) when
@@ -29,12 +29,13 @@ import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from corpora import vocab_exports, vocap
+from corpora.xy import vocab_exports
+from corpora.xy import vocap
 from corpora.schemas import ALLOCATION_SCHEMA, ALP_SCHEMA
 from corpora.text_lines import decode_line
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from corpora.seeding import stable_hash
-from corpora.wikitext import WIKIPEDIA_LANGUAGES
+from corpora.wikitext.parse import WIKIPEDIA_LANGUAGES
 from pipelines import beam_outputs, common, input_checks
 from pipelines.input_checks import UsageError
 from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter

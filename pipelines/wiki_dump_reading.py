@@ -13,8 +13,10 @@ import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from corpora import dumps, multistream, siteinfo
-from corpora.languages import WikiLanguage, wiki_language
+from corpora.dumps import pages as dumps
+from corpora.dumps import multistream
+from corpora.dumps import siteinfo
+from corpora.wiki.languages import WikiLanguage, wiki_language
 from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 
 PROGRESS = logging.getLogger("xlu.progress")

@@ -11,22 +11,17 @@ from __future__ import annotations
 import logging
 import sys
 
-from pipelines import lean_start
-
-# Run as a command, the job knows from its arguments whether Beam will need GCP's clients.
-lean_start.import_beam(sys.argv[1:] if __name__ == "__main__" else None)
-
 import apache_beam as beam
 import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from corpora.compiled_passes import not_built_note
-from corpora.dumps import SAMPLE_DIR, sample_dump_paths
-from corpora.multistream import is_multistream_index
+from corpora.wikitext.passes import not_built_note
+from corpora.dumps.pages import SAMPLE_DIR, sample_dump_paths
+from corpora.dumps.multistream import is_multistream_index
 from corpora.schemas import MRC_SCHEMA
 from corpora.seeding import stable_hash
-from corpora.languages import WIKIPEDIA_LANGUAGES
+from corpora.wiki.languages import WIKIPEDIA_LANGUAGES
 from pipelines import beam_outputs, common, input_checks
 from pipelines.input_checks import UsageError
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
@@ -258,5 +253,4 @@ def _no_examples_note(lang: str, counts: dict) -> str:
 
 
 if __name__ == "__main__":
-    lean_start.pyarrow_without_pandas()
     run()

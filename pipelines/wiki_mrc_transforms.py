@@ -21,13 +21,13 @@ from typing import NamedTuple
 import apache_beam as beam
 import pyarrow as pa
 
-from corpora.languages import WikiLanguage, wiki_language
-from corpora.entity_masking import collect_surface_forms, masked_query_and_leaks
-from corpora.mrc_examples import build_context, lead_words, pick_unanswerable
+from corpora.wiki.languages import WikiLanguage, wiki_language
+from corpora.mrc.entity_masking import collect_surface_forms, masked_query_and_leaks
+from corpora.mrc.examples import build_context, lead_words, pick_unanswerable
 from corpora.name_folding import fold_words
 from corpora.seeding import keyed_rng, stable_hash
 from corpora.titles import normalise_title, strip_qualifier
-from corpora.wikitext import parse_wikitext
+from corpora.wikitext.parse import parse_wikitext
 from corpora.words import get_tokenizer, is_word_like, stop_words
 from pipelines.beam_outputs import TallyingDoFn, dead_letter
 

@@ -5,8 +5,8 @@ r"""xy_corpus: monolingual text + X-Y bitext + the vocap model -> XY-LENT MRTD a
         --bitext en-sw=ccmatrix.en-sw.tsv --bitext sw-fr=train.sw,train.fr --vocab vocap/spm.model \
         --output gs://bucket/xy --runner DataflowRunner ...
 
-Paper: XY-LENT §3.2 (Sinkhorn pair sampling, corpora/sinkhorn.py) and §4 / Appendix A (MRTD and
-TRTD sequences, corpora/xy_shards.py). The stages are in xy_transforms.py; the choices where the
+Paper: XY-LENT §3.2 (Sinkhorn pair sampling, corpora/xy/sinkhorn.py) and §4 / Appendix A (MRTD and
+TRTD sequences, corpora/xy/shards.py). The stages are in xy_transforms.py; the choices where the
 paper is silent are in docs/xy_corpus.md.
 
 Outputs under --output: data/mrtd/train-*.parquet, data/trtd/train-*.parquet (corpora/schemas.py
@@ -28,9 +28,12 @@ import sentencepiece as spm
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from corpora import language_check, sinkhorn, vocap, xy_shards
+from corpora import language_check
+from corpora.xy import sinkhorn
+from corpora.xy import vocap
+from corpora.xy import shards as xy_shards
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA
-from corpora.wikitext import WIKIPEDIA_LANGUAGES
+from corpora.wikitext.parse import WIKIPEDIA_LANGUAGES
 from pipelines import beam_outputs, common, input_checks
 from pipelines.input_checks import UsageError
 from pipelines.parallel_reading import first_pairs

@@ -22,7 +22,9 @@ import apache_beam as beam
 import sentencepiece as spm
 from apache_beam.io.filesystems import FileSystems
 
-from corpora import parallel, sinkhorn, xy_shards
+from corpora import bitext as parallel
+from corpora.xy import sinkhorn
+from corpora.xy import shards as xy_shards
 from corpora.schemas import XY_PAIR_PROBS_SCHEMA
 from corpora.text_lines import decode_line
 from pipelines import beam_outputs, common
@@ -31,7 +33,7 @@ from pipelines.parallel_reading import read_pair_records
 
 PROGRESS = logging.getLogger("xlu.progress")
 ALL = "all"  # the stats row of job-wide metrics
-NO_LIMIT = 1 << 62  # corpora.parallel's word limit: xy_corpus limits token ids instead
+NO_LIMIT = 1 << 62  # corpora.bitext's word limit: xy_corpus limits token ids instead
 # --trtd_draws: rows per language pair follow pair_probs, or every usable pair is written once and a
 # trainer that samples language pairs by pair_probs itself (training/data/xylent.py) sees all the data.
 DRAW_BY_PAIR_PROBS, DRAW_ONCE = "pair_probs", "once"
@@ -290,7 +292,7 @@ class PairProbsFn(TallyingDoFn):
 
 
 class DrawTrtdFn(TallyingDoFn):
-    """A batch of TokenisedPair -> 0..k TRTD rows per pair by pair_probs (corpora/xy_shards.py),
+    """A batch of TokenisedPair -> 0..k TRTD rows per pair by pair_probs (corpora/xy/shards.py),
     each copy flipped or not."""
 
     def __init__(self, seed: int):

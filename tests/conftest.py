@@ -7,6 +7,7 @@
   variable.
 """
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,12 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 REPO = Path(__file__).resolve().parents[1]
+# tests/ mirrors the packages, one folder each; test modules share fixtures and helpers by module
+# name across folders (test_clism_job's run_job, test_dumps' page_xml), so every folder is importable
+# whichever file pytest collects first.
+for _folder in sorted({p.parent for p in Path(__file__).parent.rglob("test_*.py")}, reverse=True):
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 SHARED_DATA_VARIABLE = "XLU_SHARED_DATA"
 SHARED_DATA = Path(os.environ.get(SHARED_DATA_VARIABLE) or REPO.parent / "shared" / "data").resolve()
 # Modules written before the variable read XLU_SHARED (the folder holding data/): keep them in step.

@@ -69,6 +69,30 @@ def test_no_import_cycle_at_module_level():
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
 
 
+def package_of(module: str) -> str:
+    """corpora's sub-package a module belongs to (corpora.wikitext.templates counts as corpora.wikitext);
+    a job or training module belongs to its top-level package."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "corpora" and len(parts) > 2 else parts[0]
+
+
+def test_corpora_sub_packages_form_layers():
+    """corpora/ is cut by domain (dumps, wiki, wikitext, mrc, clism, xy) over shared helpers at its top:
+    no two sub-packages import each other, directly or around a circle, and the shared helpers import
+    no sub-package."""
+    graph: dict[str, set[str]] = {}
+    for module, deps in import_graph().items():
+        graph.setdefault(package_of(module), set()).update(package_of(d) for d in deps if package_of(d) != package_of(module))
+    for deps in list(graph.values()):
+        for dep in deps:
+            graph.setdefault(dep, set())
+    assert {"corpora.dumps", "corpora.wiki", "corpora.wikitext", "corpora.mrc", "corpora.clism", "corpora.xy"} <= set(graph)
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+    assert not {d for d in graph["corpora"] if d.startswith("corpora.")}, graph["corpora"]
+    top_level = sorted(p.stem for p in (REPO / "corpora").glob("*.py") if p.stem != "__init__")
+    assert len(top_level) <= 12, f"corpora/ keeps only shared helpers at its top: {top_level}"
+
+
 def test_cycle_finder_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 

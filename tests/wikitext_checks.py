@@ -1,9 +1,9 @@
-"""What tests of corpora.wikitext share: the invariants every parse keeps, and two small helpers."""
+"""What tests of corpora.wikitext.parse share: the invariants every parse keeps, and two small helpers."""
 import os
 from pathlib import Path
 
 from corpora.titles import normalise_title
-from corpora.wikitext import ParsedPage, parse_wikitext
+from corpora.wikitext.parse import ParsedPage, parse_wikitext
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("XLU_SHARED", REPO.parent / "shared")) / "data" / "wikipedia"

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from corpora.multistream import write_multistream
+from corpora.dumps.multistream import write_multistream
 
 OUT_DIR = Path(__file__).resolve().parent / "wiki"
 LANGS = ("en", "zh", "th", "ar", "hi")

@@ -7,7 +7,7 @@ and the last subword of its last word. A span cut by truncation is dropped and c
 row that loses every span is trained as unanswerable (the visible context holds no answer), and counted;
 an answerable row with no spans at all (a sentence-pair label query) stays answerable.
 
-The query's anonymised entity, the word `[MASK]` in the Parquet rows (corpora/entity_masking.py),
+The query's anonymised entity, the word `[MASK]` in the Parquet rows (corpora/mrc/entity_masking.py),
 becomes the tokenizer's own mask token here, one id per occurrence: the XLM-R tokenizer would split
 the literal string into ordinary pieces ("[", "MASK", "]"), and the reference implementation feeds
 `tokenizer.mask_token` (issue 15, item 3). The Parquet keeps the readable word so that the data
@@ -20,7 +20,7 @@ from collections import Counter
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from corpora.entity_masking import MASK
+from corpora.mrc.entity_masking import MASK
 from training.data import long_tensor, span_mask, subword_span
 from training.data.word_pieces import WordPieces
 

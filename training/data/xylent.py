@@ -43,7 +43,7 @@ import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA, XY_TRTD_SCHEMA_V1, check_schema
-from corpora.vocap import PAD_ID
+from corpora.xy.vocap import PAD_ID
 from training.data import ParquetBatches, _rng, check_shards, read_metadata, read_row_group, read_table
 
 
@@ -74,7 +74,7 @@ def artefact(data_dir: str | Path, name: str) -> Path:
 
 
 def pair_key(a: str, b: str) -> str:
-    return "-".join(sorted((a, b)))  # as pair_probs and corpora/xy_shards.py name an unordered pair
+    return "-".join(sorted((a, b)))  # as pair_probs and corpora/xy/shards.py name an unordered pair
 
 
 def read_pair_probs(data_dir: str | Path) -> tuple[list[str], list[float]]:

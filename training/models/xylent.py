@@ -28,7 +28,7 @@ from transformers.modeling_outputs import BaseModelOutput
 
 from .gated_rel_pos import GatedRelativePositionBias, PositionGate, gated_bias
 
-BOS_ID, PAD_ID, EOS_ID, UNK_ID, MASK_ID = range(5)  # the vocap model's fixed special ids (corpora/vocap.py)
+BOS_ID, PAD_ID, EOS_ID, UNK_ID, MASK_ID = range(5)  # the vocap model's fixed special ids (corpora/xy/vocap.py)
 
 
 class XYLentConfig(PretrainedConfig):

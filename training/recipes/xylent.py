@@ -88,7 +88,7 @@ EXTRA_FLAGS = {
 
 def make_tokenizer(spec: ModelSpec, cfg: XYLentTrainConfig, data_dir: str):
     """The vocap model as a fast tokenizer with the same ids (the code path of pipelines/vocap.py)."""
-    from corpora import vocab_exports
+    from corpora.xy import vocab_exports
     from training.tokenizer import load_tokenizer
 
     if cfg.init:

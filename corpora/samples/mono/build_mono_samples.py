@@ -3,7 +3,7 @@
     python corpora/samples/mono/build_mono_samples.py
 
 Text only from this repository's own hand-written samples (the wiki sample dumps, rendered to plain
-text by corpora.wikitext, and the parallel sample) and spaCy's bundled example sentences, so it
+text by corpora.wikitext.parse, and the parallel sample) and spaCy's bundled example sentences, so it
 runs offline and the languages come out with very different amounts of text (as real corpora do).
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import importlib
 import pathlib
 
-from corpora import dumps
-from corpora.wikitext import parse_wikitext
+from corpora.dumps import pages as dumps
+from corpora.wikitext.parse import parse_wikitext
 
 HERE = pathlib.Path(__file__).resolve().parent
 SAMPLES = HERE.parent

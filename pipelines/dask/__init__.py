@@ -1,0 +1,1 @@
+"""Beam on Dask: the bounded-memory local route and the cluster route (docs/scale_out.md)."""

@@ -1,0 +1,146 @@
+"""The disk shuffle of pipelines.dask.runner (`--dask_shuffle disk`, the default): GroupByKey and
+Reshuffle through files, so that neither dask's scheduler nor its workers hold a shuffle.
+
+Each input partition is one task that writes its elements, split by destination, to one file under
+`--dask_shuffle_dir` (default: the launching process's temporary directory) and returns only the
+byte offsets of the pieces; one barrier task gathers the offsets; output partition j is one task
+that reads piece j of every file, in input order. A shuffle is 2n+1 tasks and 2n edges
+(n = partitions), and its data never passes through dask's messaging or a worker's managed memory.
+The files stay until the pipeline ends (then the folder is removed): the disk needed is what the
+job shuffles. Every worker must see the folder under the same path: true of a local cluster (one
+file system); on several machines give a shared mount. `make_shuffle_dir` checks it before the job
+starts (a marker file every worker must read back) and stops with one line if a worker cannot.
+
+Not dask.bag's own `groupby(shuffle="disk")`: its partd.File store deletes its directory when a copy
+of the store is garbage-collected (`__del__`, in whichever worker process unpickled one), and
+partition tasks append to shared files under locks in whatever order they run, so values within a
+group would come out in a timing-dependent order.
+
+Which output partition a key goes to is a 64-bit BLAKE2b digest of the key encoded with Beam's
+deterministic coder for the key type (as Beam's own shuffles group by encoded keys), modulo n: the
+same in every process, where Python's `hash()` of str/bytes is randomised per process
+(PYTHONHASHSEED) and would send one key to different partitions from different workers, so that it
+came out as two groups.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import shutil
+import tempfile
+import uuid
+from functools import partial
+
+import dask.bag as db
+from apache_beam import coders
+from apache_beam.typehints import Any as AnyType
+from apache_beam.typehints.typehints import TupleConstraint
+from dask.highlevelgraph import HighLevelGraph
+from pipelines.dask.task_trace import traced
+
+
+def key_coder(pcoll, label: str):
+    """Beam's deterministic coder for the keys of a PCollection of (key, value)."""
+    element_type = getattr(pcoll, "element_type", None)
+    key_type = element_type.tuple_types[0] if isinstance(element_type, TupleConstraint) and len(
+        element_type.tuple_types) == 2 else AnyType
+    try:
+        return coders.registry.get_coder(key_type).as_deterministic_coder(label)
+    except ValueError:
+        return coders.registry.get_coder(AnyType).as_deterministic_coder(label)
+
+
+def key_partition(key, n: int, coder) -> int:
+    """The output partition of `key`: a 64-bit digest of its encoding, the same in every process."""
+    digest = hashlib.blake2b(coder.encode(key), digest_size=8).digest()
+    return int.from_bytes(digest, "little") % n
+
+
+class ByKey:
+    """Picklable partition function of a GroupByKey: (key, value) -> key_partition(key)."""
+
+    def __init__(self, coder):
+        self.coder = coder
+
+    def __call__(self, kv, n: int) -> int:
+        return key_partition(kv[0], n, self.coder)
+
+
+def _shuffle_write(items, directory: str, name: str, index: int, n: int, partition_of) -> list[int]:
+    """One input partition -> one file `name-index` of n pickled pieces; returns their n+1 offsets.
+
+    Written under a temporary name and renamed, so a task that is run again (a lost worker) leaves
+    one whole file."""
+    pieces: list[list] = [[] for _ in range(n)]
+    for item in items:
+        pieces[partition_of(item, n)].append(item)
+    path = os.path.join(directory, f"{name}-{index}")
+    offsets = [0]
+    with open(f"{path}.{uuid.uuid4().hex}.tmp", "wb") as f:
+        for piece in pieces:
+            if piece:
+                pickle.dump(piece, f, protocol=pickle.HIGHEST_PROTOCOL)
+            offsets.append(f.tell())
+        tmp = f.name
+    os.replace(tmp, path)
+    return offsets
+
+
+def _shuffle_barrier(*offsets):
+    return offsets
+
+
+def _shuffle_read(offsets: tuple, directory: str, name: str, j: int) -> list:
+    """Output partition j: piece j of every input partition's file, in input order."""
+    out: list = []
+    for index, positions in enumerate(offsets):
+        start, end = positions[j], positions[j + 1]
+        if end > start:
+            with open(os.path.join(directory, f"{name}-{index}"), "rb") as f:
+                f.seek(start)
+                out.extend(pickle.load(f))
+    return out
+
+
+def disk_shuffle(bag: db.Bag, n: int, partition_of, directory: str, label: str = "",
+                 trace_dir: str | None = None) -> db.Bag:
+    """`bag` re-partitioned into n partitions through files (item -> partition_of(item, n))."""
+    name = f"shuffle-{uuid.uuid4().hex[:12]}"
+    write, barrier, read = f"{name}-write", f"{name}-barrier", f"{name}-read"
+    graph = {(write, i): (traced(partial(_shuffle_write, directory=directory, name=name, index=i, n=n,
+                                          partition_of=partition_of), "write", label, i, trace_dir), (bag.name, i))
+             for i in range(bag.npartitions)}
+    graph[barrier] = (_shuffle_barrier, *graph)
+    graph.update({(read, j): (traced(partial(_shuffle_read, directory=directory, name=name, j=j),
+                                      "read", label, j, trace_dir), barrier)
+                  for j in range(n)})
+    return db.Bag(HighLevelGraph.from_collections(read, graph, dependencies=[bag]), read, n)
+
+
+def _reads_marker(path: str, token: str) -> bool:
+    try:
+        with open(path) as f:
+            return f.read() == token
+    except OSError:
+        return False
+
+
+def make_shuffle_dir(client, root: str | None) -> str:
+    """A new folder for this pipeline's shuffle files, checked to be the same folder for every worker."""
+    root = root or tempfile.gettempdir()
+    try:
+        directory = tempfile.mkdtemp(prefix="beam-dask-shuffle-", dir=root)
+    except OSError as error:
+        raise SystemExit(f"error: --dask_shuffle_dir {root}: cannot create a folder there ({error.strerror})") from None
+    marker, token = os.path.join(directory, "marker"), uuid.uuid4().hex
+    with open(marker, "w") as f:
+        f.write(token)
+    blind = sorted(worker for worker, ok in client.run(_reads_marker, marker, token).items() if not ok)
+    if blind:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise SystemExit(f"error: --dask_shuffle disk: {len(blind)} dask worker(s) (e.g. {blind[0]}) cannot read "
+                         f"{directory}; give a --dask_shuffle_dir every worker sees under the same path "
+                         "(a shared mount), or --dask_shuffle tasks")
+    return directory
+

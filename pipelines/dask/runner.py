@@ -1,0 +1,394 @@
+"""Beam 2.77's DaskRunner, with the three fixes our jobs need to run on a dask.distributed cluster.
+
+    python -m pipelines.wiki_mrc --runner pipelines.dask.runner.DaskRunner \
+        --dask_client_address tcp://SCHEDULER:8786 --dask_npartitions 16 --dump en=... --output ...
+
+(the scheduler and the workers need the project importable too: start them from an environment
+where it is installed; see docs/scale_out.md.)
+
+Beam's own `apache_beam.runners.dask.dask_runner.DaskRunner` (2.77, any dask >= 2024.4.2) cannot run
+any job in pipelines/; measured here, not guessed:
+
+1. A multi-output ParDo (`.with_outputs(...)`: every job's stats and dead letters) hands *all* its
+   outputs to every consumer: the visitor keys bags by producing transform, not by PCollection, so
+   the dead-letter writer receives article tuples and fails (`TypeError: tuple indices must be
+   integers or slices, not str` in WriteDeadLetters).
+2. Outputs of `finish_bundle` are dropped: the bundle's results are collected before
+   `invoke_finish_bundle()`, so `TallyingDoFn`'s per-bundle stats never arrive.
+3. Only the last-applied transform's bag is computed (`list(bags.values())[-1]`), so every other
+   sink (train shards, stats) is silently never written.
+
+Also: its Reshuffle is a no-op and Create puts up to 128 elements in one partition, so a job's dump
+list (a handful of elements) would run in one task whatever the cluster size; here Reshuffle
+repartitions to `--dask_npartitions` (default: the cluster's worker threads) and GroupByKey keeps
+exactly that many partitions. Side inputs are computed once as a dask `Item` that every task
+receives, instead of being recomputed inside each task. Counters are not collected (Beam's
+DaskRunner has no metrics either); the jobs' `stats.parquet` holds every count.
+
+Shuffles (GroupByKey, Reshuffle): `--dask_shuffle disk` (the default, `pipelines/dask/disk_shuffle.py`: through
+one file per input partition, 2n+1 tasks per shuffle, neither scheduler nor workers hold the data)
+or `tasks` (dask.bag's `groupby(shuffle="tasks")`: ~n log n tasks of in-memory pieces, held by the
+workers and all known to the scheduler; kept for comparison). `disk` is the default because it
+measured better on the same dumps (docs/scale_out.md §4: at 64x the excerpt, workers 859 / 708 MB
+against 1,211 / 1,258, 213 CPU-s against 312). Within a partition the groups are made by the key
+itself, in the order the keys are first read.
+
+Task order (`--dask_task_order downstream_first`, the default, or `dask`): the graph is optimised as
+dask.bag does and every task gets the priority of its depth in the graph, so that a worker with
+several ready tasks runs the one furthest downstream first. With dask's own order a worker ran
+ReadPages and ParsePages partitions ahead of their consumers and held the parsed pages meanwhile: at
+64x the English excerpt one worker held up to 25 of 66 parsed partitions (620 MB of results), 4 of
+17 at 16x, so its memory grew with the dump (docs/scale_out.md §4). The order changes no output.
+
+`--dask_trace_dir DIR` (debug, `pipelines/dask/task_trace.py`): a JSON line per task (stage, partition,
+elements, pickled bytes, the worker's RSS before and after) and `DIR/names.json` (dask key name ->
+Beam label); `benchmarks/wiki_mrc_memory.py --dask_trace` summarises them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pickle
+import shutil
+import uuid
+import zlib
+
+import dask.bag as db
+import distributed
+from apache_beam import DoFn, ParDo
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.pipeline import PipelineVisitor
+from apache_beam.pvalue import PBegin
+from apache_beam.runners.common import DoFnContext, DoFnInvoker, DoFnSignature, Receiver, _OutputHandler
+from apache_beam.runners.dask import dask_runner as beam_dask
+from apache_beam.runners.dask.overrides import (
+    _Create,
+    _Flatten,
+    _GroupAlsoByWindow,
+    _GroupByKeyOnly,
+    _Reshuffle,
+    dask_overrides,
+)
+from apache_beam.runners.dask.transform_evaluator import defenestrate, get_windowed_value
+from apache_beam.runners.runner import PipelineState
+from apache_beam.transforms.sideinputs import SideInputMap
+from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
+from pipelines.dask.disk_shuffle import ByKey, disk_shuffle, key_coder, make_shuffle_dir
+from pipelines.dask.task_trace import traced
+
+
+class DaskShuffleOptions(PipelineOptions):
+    """--dask_shuffle, --dask_shuffle_dir (see the module docstring)."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        parser.add_argument("--dask_shuffle", choices=("disk", "tasks"), default="disk",
+                            help="GroupByKey/Reshuffle through files (disk: scheduler and workers do not hold "
+                                 "the shuffle) or dask.bag's in-memory task shuffle (tasks)")
+        parser.add_argument("--dask_shuffle_dir", default=None,
+                            help="where --dask_shuffle disk writes (a folder every worker sees under the same "
+                                 "path; default: the launching process's temporary directory)")
+        parser.add_argument("--dask_task_order", choices=("downstream_first", "dask"), default="downstream_first",
+                            help="downstream_first: a worker runs its ready task deepest in the graph first, so "
+                                 "that a partition's consumers run before the next partitions are read (memory "
+                                 "flat in the dump's size); dask: dask's own order (kept for comparison)")
+        parser.add_argument("--dask_trace_dir", default=None,
+                            help="debug: every task appends a JSON line (stage, partition, elements, pickled bytes, "
+                                 "largest group, the worker's RSS and high-water mark before and after) to a file "
+                                 "per process in this folder (every worker must see it)")
+
+
+class _Collect(Receiver):
+    """Receives one output tag's windowed values into the bundle's (tag, value) list."""
+
+    def __init__(self, tag, out: list):
+        self.tag, self.out = tag, out
+
+    def receive(self, windowed_value):
+        self.out.append((self.tag, windowed_value.value))
+
+
+class _Receivers(dict):
+    def __init__(self):
+        super().__init__()
+        self.out: list = []
+
+    def __missing__(self, tag):
+        receiver = self[tag] = _Collect(tag, self.out)
+        return receiver
+
+
+def _run_bundle(items, fn, label, window_fn, args, kwargs, side_specs, *side_values):
+    """One dask partition = one Beam bundle: setup, start_bundle, process, finish_bundle, teardown.
+
+    Receivers are made here, per bundle, so no output can leak between partitions that a worker
+    runs with the same deserialised task arguments; finish_bundle's outputs are kept.
+    """
+    receivers = _Receivers()
+    handler = _OutputHandler(
+        window_fn=window_fn, main_receivers=receivers[None], tagged_receivers=receivers,
+        per_element_output_counter=None, output_batch_converter=None,
+        process_yields_batches=False, process_batch_yields_elements=False,
+    )
+    side_inputs = [
+        SideInputMap(view_class, view_options, [get_windowed_value(v, window_fn) for v in values])
+        for (view_class, view_options), values in zip(side_specs, side_values)
+    ]
+    invoker = DoFnInvoker.create_invoker(
+        DoFnSignature(fn), handler, context=DoFnContext(label, state=None), side_inputs=side_inputs,
+        input_args=args, input_kwargs=kwargs, user_state_context=None,
+        bundle_finalizer_param=DoFn.BundleFinalizerParam(),
+    )
+    invoker.invoke_setup()
+    invoker.invoke_start_bundle()
+    for item in items:
+        invoker.invoke_process(get_windowed_value(item, window_fn))
+    invoker.invoke_finish_bundle()
+    invoker.invoke_teardown()
+    return receivers.out
+
+
+class _Bundle:
+    """The task of a ParDo's partition: `_run_bundle` with the transform's constants (a callable, so
+    that dask does not look for graph keys among them)."""
+
+    def __init__(self, fn, label, window_fn, args, kwargs, side_specs):
+        self.fn, self.label, self.window_fn = fn, label, window_fn
+        self.args, self.kwargs, self.side_specs = args, kwargs, side_specs
+
+    def __call__(self, items, *side_values):
+        return _run_bundle(items, self.fn, self.label, self.window_fn, self.args, self.kwargs, self.side_specs,
+                           *side_values)
+
+
+def _values_of(tagged, tag):
+    return [value for t, value in tagged if t == tag]
+
+
+def _discard(_results) -> list:
+    return []
+
+
+def _concat(parts):
+    return [x for part in parts for x in part]
+
+
+def _spread_key(element, n):
+    # Stable across processes (no Python hash), so a rerun spreads elements the same way.
+    return zlib.crc32(pickle.dumps(element, protocol=4)) % n
+
+
+def _group_partition(items) -> list:
+    """(key, value) items -> [(key, [values])], keys in first-read order, values in read order."""
+    groups: dict = {}
+    for key, value in items:
+        groups.setdefault(key, []).append(defenestrate(value))
+    return list(groups.items())
+
+
+class _BagsPerPCollection(PipelineVisitor):
+    """Translates the (overridden) pipeline into one dask bag per PCollection."""
+
+    def __init__(self, npartitions: int, shuffle: str = "disk", shuffle_dir: str | None = None,
+                 trace_dir: str | None = None):
+        self.npartitions = npartitions
+        self.shuffle, self.shuffle_dir, self.trace_dir = shuffle, shuffle_dir, trace_dir
+        self.bags: dict = {}
+        self.names: dict = {}  # dask key name -> Beam label (for --dask_trace_dir)
+        self.side_items: dict = {}
+        self.consumed: set = set()
+
+    def visit_transform(self, node):
+        transform = node.transform
+        inputs = [pc for pc in node.inputs if not isinstance(pc, PBegin)]
+        self.consumed.update(inputs)
+        self.consumed.update(si.pvalue for si in node.side_inputs)
+        bags = [self.bags[pc] for pc in inputs]
+        if isinstance(transform, _Create):
+            values = list(transform.values)
+            out = db.from_sequence(values, npartitions=max(1, min(len(values), self.npartitions))) if values \
+                else db.from_sequence([None], npartitions=1).filter(lambda _: False)
+        elif isinstance(transform, _Reshuffle):
+            n = self.npartitions
+            if self.shuffle == "disk":
+                out = disk_shuffle(bags[0], n, _spread_key, self.shuffle_dir, node.full_label, self.trace_dir)
+            else:
+                out = (bags[0].map(lambda x: (_spread_key(x, n), x))
+                       .repartition(npartitions=n)
+                       .groupby(lambda kv: kv[0], shuffle="tasks")
+                       .map(lambda group: [x for _, x in group[1]]).flatten())
+        elif isinstance(transform, _GroupByKeyOnly):
+            source = bags[0]
+            if self.shuffle == "disk":
+                # Any number of input partitions: one file each, read by npartitions output tasks.
+                coder = key_coder(inputs[0], node.full_label)
+                out = disk_shuffle(source, self.npartitions, ByKey(coder), self.shuffle_dir, node.full_label,
+                                   self.trace_dir).map_partitions(
+                    traced(_group_partition, "group", node.full_label, None, self.trace_dir))
+            else:
+                if source.npartitions != self.npartitions:
+                    # Flatten adds its inputs' partitions up; without this the task count grows stage by stage.
+                    source = source.repartition(npartitions=self.npartitions)
+                out = source.groupby(lambda kv: kv[0], shuffle="tasks").map(
+                    lambda group: (group[0], [defenestrate(kv[1]) for kv in group[1]]))
+        elif isinstance(transform, _GroupAlsoByWindow):
+            out = bags[0]  # global windows only: the groups are already complete
+        elif isinstance(transform, _Flatten):
+            out = db.concat(bags) if bags else db.from_sequence([None], npartitions=1).filter(lambda _: False)
+        elif isinstance(transform, ParDo):
+            args, kwargs = transform.raw_side_inputs
+            main_input = next(iter(node.main_inputs.values()))
+            side_specs = [(type(si), si._view_options()) for si in node.side_inputs]
+            side_items = [self.side_input(si.pvalue) for si in node.side_inputs]
+            bundle = _Bundle(transform.fn, transform.label, main_input.windowing.windowfn, list(args), kwargs, side_specs)
+            # A graph layer of our own, not `map_partitions(..., *side_items)`: dask passes a collection
+            # argument through its own optimisation, which copied the side input's whole upstream graph
+            # under new names, so that every stage above a side input ran again for it.
+            name = f"_run_bundle-{uuid.uuid4().hex}"
+            graph = {(name, i): (traced(bundle, "bundle", node.full_label, i, self.trace_dir), (bags[0].name, i),
+                                 *[item.key for item in side_items])
+                     for i in range(bags[0].npartitions)}
+            tagged = db.Bag(HighLevelGraph.from_collections(name, graph, dependencies=[bags[0], *side_items]),
+                            name, bags[0].npartitions)
+            for tag, pcoll in node.outputs.items():
+                self.bags[pcoll] = tagged.map_partitions(_values_of, tag)
+                self.names[self.bags[pcoll].name] = f"{node.full_label} [{tag}]"
+            self.names[name] = f"{node.full_label} (all outputs)"
+            return
+        else:
+            raise NotImplementedError(f"{node.full_label}: {type(transform).__name__} is not translated to dask")
+        for pcoll in node.outputs.values():
+            self.bags[pcoll] = out
+        self.names[out.name] = node.full_label
+
+    def side_input(self, pcoll) -> db.Item:
+        """One task that gathers the PCollection into a list, made once however many ParDos read it."""
+        if pcoll not in self.side_items:
+            bag = self.bags[pcoll]
+            key = f"side-input-{uuid.uuid4().hex}"
+            graph = {key: (traced(_concat, "side", str(pcoll), None, self.trace_dir),
+                           [(bag.name, i) for i in range(bag.npartitions)])}
+            self.side_items[pcoll] = db.Item(HighLevelGraph.from_collections(key, graph, dependencies=[bag]), key)
+        return self.side_items[pcoll]
+
+    def sinks(self) -> list:
+        """Every PCollection nobody reads: computing them all runs every write, once."""
+        return [bag for pcoll, bag in self.bags.items() if pcoll not in self.consumed]
+
+
+def downstream_first(bag: db.Bag) -> db.Bag:
+    """`bag` optimised as dask.bag does (cull, fuse linear chains), each task annotated with the
+    priority of its depth in the graph (the longest path from a task without dependencies), so that
+    a worker with several ready tasks runs the one furthest downstream first.
+
+    Without it dask ran a stage's partitions ahead of their consumers (dask.order's ranking): on a
+    2-worker cluster at 64x the excerpt one worker held up to 25 of the 66 parsed partitions (620 MB
+    of pages and article texts in dask's memory) whose consumers had not run, and that count grew
+    with the dump (5 of 17 at 16x); docs/scale_out.md §4. Task order changes nothing in the output:
+    shuffles read their pieces in input order whenever they run."""
+    from dask.core import get_dependencies, toposort
+
+    graph = db.core.optimize(bag.__dask_graph__(), bag.__dask_keys__())
+    dependencies = {key: get_dependencies(graph, key) for key in graph}
+    depth: dict = {}
+    for key in toposort(graph, dependencies=dependencies):
+        depth[key] = 1 + max((depth[d] for d in dependencies[key]), default=-1)
+    layer = MaterializedLayer(graph, annotations={"priority": depth.__getitem__})
+    return db.Bag(HighLevelGraph({bag.name: layer}, {bag.name: set()}), bag.name, bag.npartitions)
+
+
+def pipeline_collection(pipeline, npartitions: int, shuffle: str = "disk", shuffle_dir: str | None = None,
+                        trace_dir: str | None = None, task_order: str = "downstream_first"):
+    """The whole pipeline as one dask bag to compute (already optimised and prioritised with
+    downstream_first: compute it with optimize_graph=False), and the visitor that built it."""
+    pipeline.replace_all(dask_overrides())
+    visitor = _BagsPerPCollection(npartitions, shuffle, shuffle_dir, trace_dir)
+    pipeline.visit(visitor)
+    # All sinks as one collection, so that dask optimises them together and each stage runs
+    # once. `dask.optimize(*sinks)` optimises each sink on its own: a stage that feeds two sinks
+    # (every multi-output ParDo's bundle feeds one chain per output) is fused into each chain
+    # under a different name, so it ran once per chain (and a disk shuffle's files were written
+    # by two copies of the same task).
+    everything = db.concat(visitor.sinks()).map_partitions(_discard)
+    return (downstream_first(everything) if task_order == "downstream_first" else everything), visitor
+
+
+# The modules a task graph of this runner names: the scheduler unpickles the graph, the workers run it.
+RUNNER_MODULES = ("pipelines", "corpora")
+
+# A lambda, so that cloudpickle sends it by value: a process that cannot import this module can run it.
+_missing_modules = lambda names: [n for n in names if __import__("importlib.util").util.find_spec(n) is None]  # noqa: E731
+
+
+def check_cluster_imports(client) -> None:
+    """Stops with one line if the scheduler or a worker cannot import the runner's modules (otherwise
+    the job fails later with dask's `Error during deserialization of the task graph`)."""
+    where = {"the scheduler": client.run_on_scheduler(_missing_modules, RUNNER_MODULES)}
+    where.update({f"worker {address}": missing for address, missing in client.run(_missing_modules, RUNNER_MODULES).items()})
+    blind = {process: missing for process, missing in where.items() if missing}
+    if blind:
+        process, missing = next(iter(blind.items()))
+        raise SystemExit(f"error: {process} cannot import {', '.join(missing)} ({len(blind)} process(es) in all): start "
+                         "the scheduler and the workers from an environment where the project is installed "
+                         "(pip install 'xlu-factory[scale]'; docs/scale_out.md §4)")
+
+
+@dataclasses.dataclass
+class DaskRunnerResult(beam_dask.DaskRunnerResult):
+    shuffle_dir: str | None = None  # removed when the pipeline has ended
+
+    def wait_until_finish(self, duration=None) -> str:
+        """Waits for the futures, then raises the first one's error, as Beam's does, but without
+        gathering their results: Beam's `as_completed(..., with_results=True)` once waited forever
+        here (slow suite, 2026-11-25) with every task finished on the scheduler and nothing
+        processing, as in dask/distributed#7331."""
+        try:
+            try:
+                distributed.wait(self.futures, timeout=None if duration is None else duration / 1000)
+                failed = next((future for future in self.futures if future.status in ("error", "cancelled")), None)
+                if failed is not None:
+                    failed.result()  # the worker's exception, raised here
+                self._state = PipelineState.DONE
+            except BaseException:
+                self._state = PipelineState.FAILED
+                raise
+            return self._state
+        finally:
+            if self._state in (PipelineState.DONE, PipelineState.FAILED):
+                self.client.close()
+                if self.shuffle_dir:
+                    shutil.rmtree(self.shuffle_dir, ignore_errors=True)
+
+
+class DaskRunner(beam_dask.DaskRunner):
+    """`--runner pipelines.dask.runner.DaskRunner`; Beam's `--dask_*` options apply."""
+
+    def run_pipeline(self, pipeline, options):
+        import dask.distributed as ddist
+
+        dask_options = options.view_as(beam_dask.DaskOptions).get_all_options(drop_default=True, current_only=True)
+        bag_kwargs = beam_dask.DaskOptions._extract_bag_kwargs(dask_options)
+        client = ddist.Client(**dask_options)
+        npartitions = bag_kwargs.get("npartitions") or max(1, sum(client.nthreads().values()))
+        shuffle_options = options.view_as(DaskShuffleOptions)
+        shuffle_dir = None
+        try:
+            check_cluster_imports(client)
+            if shuffle_options.dask_shuffle == "disk":
+                shuffle_dir = make_shuffle_dir(client, shuffle_options.dask_shuffle_dir)
+            trace_dir = shuffle_options.dask_trace_dir
+            if trace_dir:
+                os.makedirs(trace_dir, exist_ok=True)
+            everything, visitor = pipeline_collection(pipeline, npartitions, shuffle_options.dask_shuffle, shuffle_dir,
+                                                      trace_dir, shuffle_options.dask_task_order)
+            if trace_dir:
+                with open(os.path.join(trace_dir, "names.json"), "w") as f:
+                    json.dump(visitor.names, f, indent=0)
+            futures = [client.compute(everything, optimize_graph=shuffle_options.dask_task_order == "dask")]
+        except BaseException:
+            client.close()
+            if shuffle_dir:
+                shutil.rmtree(shuffle_dir, ignore_errors=True)
+            raise
+        return DaskRunnerResult(client, futures, shuffle_dir)
