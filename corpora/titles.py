@@ -14,7 +14,7 @@ _BIDI_MARKS = dict.fromkeys(map(ord, "\u200e\u200f\u202a\u202b\u202c\u202d\u202e
 _BIDI_RE = re.compile("[\u200e\u200f\u202a-\u202e]")
 
 
-def _upper_first(title: str) -> str:
+def upper_first(title: str) -> str:
     """$wgCapitalLinks: upper-case the first character, as MediaWiki's Language::ucfirst does."""
     first = title[0]
     if first.isascii():
@@ -52,7 +52,7 @@ def normalise_title(raw: str) -> str:
     title = " ".join(title.split())
     if title.startswith(":"):
         title = title[1:].lstrip()
-    return _upper_first(title) if title else title
+    return upper_first(title) if title else title
 
 
 def has_fragment(raw: str) -> bool:

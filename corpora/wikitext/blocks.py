@@ -4,9 +4,8 @@ language conversion."""
 from __future__ import annotations
 
 import re
-import sys
 
-from corpora.wikitext.passes import compiled_passes
+from corpora.wikitext.passes import chosen
 from corpora.wiki.languages import WikiLanguage
 from corpora.wikitext.tex_text import tex_to_text
 from corpora.wikitext.transcriptions import is_transcription, transcription
@@ -23,8 +22,6 @@ _OPAQUE_TAGS = (
 )
 
 
-_compiled = compiled_passes()  # None: the Python passes (corpora/wikitext/passes.py)
-_this_module = sys.modules[__name__]
 
 # ── 1. comments and extension tags ──
 
@@ -169,7 +166,7 @@ def drop_templates_and_tables(text: str, lang: str = "") -> str:
     if html_tables:
         spans = _template_and_table_spans(text, _BRACE_OR_HTML_TABLE_TOKEN_RE)
     else:
-        spans = (_compiled or _this_module).template_and_table_spans(text)
+        spans = _template_and_table_spans_pass(text)
     return _cut_spans(text, spans, lang) if spans else text
 
 
@@ -235,6 +232,9 @@ def template_and_table_spans(text: str) -> list[tuple[int, int]]:
     return _template_and_table_spans(text, _BRACE_TOKEN_RE)
 
 
+_template_and_table_spans_pass = chosen(template_and_table_spans)
+
+
 _LOOKBACK_CHARS = 400  # enough for the sentence around a transcription; keeps the check linear
 
 
@@ -294,7 +294,7 @@ def _nested_renderer(lang: str, depth: int):
     def render_argument(argument: str) -> str:
         if depth >= 3:
             return ""
-        spans = (_compiled or _this_module).template_and_table_spans(argument)
+        spans = _template_and_table_spans_pass(argument)
         return _cut_spans(argument, spans, lang, depth + 1) if spans else argument
 
     return render_argument

@@ -24,7 +24,7 @@ from cpython.unicode cimport (
     PyUnicode_WRITE,
 )
 
-from corpora.titles import _upper_first
+from corpora.titles import upper_first
 from corpora.wikitext.markers import Anchor, append_after_cut
 
 _new_tuple = tuple.__new__  # Anchor(...) without the Python-level __new__ of a NamedTuple
@@ -38,7 +38,7 @@ def _python_plain_text_and_anchors(text, targets):
 # ── 3. templates and tables: corpora/wikitext/blocks.py template_and_table_spans ──
 
 
-cdef enum:  # numbered as _BRACE_TOKEN_RE's groups
+cdef enum:  # the kinds of _BRACE_TOKEN_RE's tokens, told apart here by hand
     BRACES_OPEN = 1  # "{{" or more
     BRACES_CLOSE = 2  # "}}" or more
     TABLE_OPEN = 3  # "\n", then spaces, tabs or colons, then "{|"
@@ -137,8 +137,8 @@ def render_internal_links(str text, language):
     out = []
     # Imported here, not at the top: wikitext_lines loads this module, and wikitext_links imports
     # wikitext_lines.
-    from corpora.wikitext.links import _render_link
-    _render_links_into(text, out, targets, language, _render_link)
+    from corpora.wikitext.links import render_link
+    _render_links_into(text, out, targets, language, render_link)
     return "".join(out), targets
 
 
@@ -183,7 +183,7 @@ cdef inline Py_ssize_t _token_end(Py_ssize_t* starts, char* kinds, Py_ssize_t j)
     return starts[j] + (3 if kinds[j] == CLOSING_AFTER_BRACKET else 2)
 
 
-cdef void _render_links_into(str text, list out, list targets, language, _render_link) except *:
+cdef void _render_links_into(str text, list out, list targets, language, render_link) except *:
     """corpora/wikitext/links.py _render_links_into at depth 0 (parts[2j + 1] there is token j here,
     and the text between tokens a slice of `text`), with the common link rendered here."""
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
@@ -239,7 +239,7 @@ cdef void _render_links_into(str text, list out, list targets, language, _render
                     else:
                         following = "]" + following
             emitted = len(out)
-            used = _render_link(body, nested, following, out, targets, language, 0)
+            used = render_link(body, nested, following, out, targets, language, 0)
             if len(out) == emitted:
                 append_after_cut(out, following[used:])
             else:
@@ -251,9 +251,9 @@ cdef void _render_links_into(str text, list out, list targets, language, _render
 
 cdef bint _render_plain_link(str body, str text, Py_ssize_t after, Py_ssize_t following_end, list out,
                              list targets, trail_re) except -1:
-    """The common link, "[[Title]]" or "[[Title|text]]" with a plain title, rendered as _render_link
+    """The common link, "[[Title]]" or "[[Title|text]]" with a plain title, rendered as render_link
     renders it, then the text up to the next token; False (nothing written) for any other link, which
-    _render_link then takes. The link's text follows text[after:following_end]."""
+    render_link then takes. The link's text follows text[after:following_end]."""
     cdef int kind = PyUnicode_KIND(body)
     cdef void* data = PyUnicode_DATA(body)
     cdef Py_ssize_t n = PyUnicode_GET_LENGTH(body)
@@ -309,9 +309,9 @@ cdef bint _render_plain_link(str body, str text, Py_ssize_t after, Py_ssize_t fo
     if c < 128:
         normalised = title[0].upper() + title[1:] if u'a' <= c <= u'z' else title
     elif not Py_UNICODE_ISLOWER(c) and Py_UNICODE_TOUPPER(c) == c:
-        normalised = title  # nothing to upper-case (checked against _upper_first for every character)
+        normalised = title  # nothing to upper-case (checked against upper_first for every character)
     else:
-        normalised = _upper_first(title)
+        normalised = upper_first(title)
     before = " " if PyUnicode_READ_CHAR(shown, 0) == u' ' else ""
     trailing = " " if PyUnicode_READ_CHAR(shown, PyUnicode_GET_LENGTH(shown) - 1) == u' ' else ""
     out.append("%s\x01%d\x1f%s\x02%s" % (before, len(targets), core, trailing))
@@ -353,27 +353,27 @@ def quotes_in_line(str line, bint mark_bold):
     for k in range(1, count, 2):
         run = len(<str>parts[k])
         if run == 4:
-            parts[k - 1] = python._with_apostrophe(parts[k - 1])
+            parts[k - 1] = python.with_apostrophe(parts[k - 1])
             parts[k] = "'''"
             run = 3
         elif run > 5:
-            parts[k - 1] = python._with_apostrophe(parts[k - 1])
+            parts[k - 1] = python.with_apostrophe(parts[k - 1])
             parts[k] = "'''''"
             run = 5
         italics += run != 3
         bolds += run != 2
     if italics % 2 and bolds % 2:
-        python._bold_to_apostrophe_italic(parts)
+        python.bold_to_apostrophe_italic(parts)
     out = [parts[0]]
     for k in range(1, count, 2):
         piece = parts[k + 1]
         if len(<str>parts[k]) != 2:
             bold = not bold
             if mark_bold:
-                piece = python._bold_marker(out, piece, bold)
+                piece = python.bold_marker(out, piece, bold)
         out.append(piece)
     if bold and mark_bold:
-        python._bold_marker(out, "", False)
+        python.bold_marker(out, "", False)
     return "".join(out)
 
 

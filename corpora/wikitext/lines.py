@@ -4,10 +4,9 @@ entities. The final tidying of spaces, residue and tail sections is corpora/wiki
 from __future__ import annotations
 
 import re
-import sys
 from html.entities import html5
 
-from corpora.wikitext.passes import compiled_passes
+from corpora.wikitext.passes import chosen
 from corpora.wiki.languages import WikiLanguage
 from corpora.wikitext.markers import BOLD_CLOSE, BOLD_OPEN, HEADING
 
@@ -96,7 +95,6 @@ def render_quotes(text: str) -> str:
     lead_end = text.find(HEADING)
     if lead_end < 0:
         lead_end = len(text)
-    quotes_in_line = (_compiled or _this_module).quotes_in_line
     pieces = []
     pos = 0
     while True:
@@ -108,7 +106,7 @@ def render_quotes(text: str) -> str:
         if line_end < 0:
             line_end = len(text)
         pieces.append(text[pos:line_start])
-        pieces.append(quotes_in_line(text[line_start:line_end], line_start < lead_end))
+        pieces.append(_quotes_in_line_pass(text[line_start:line_end], line_start < lead_end))
         pos = line_end
     pieces.append(text[pos:])
     return "".join(pieces)
@@ -123,16 +121,16 @@ def quotes_in_line(line: str, mark_bold: bool) -> str:
     for k in range(1, len(parts), 2):
         run = len(parts[k])
         if run == 4:
-            parts[k - 1] = _with_apostrophe(parts[k - 1])
+            parts[k - 1] = with_apostrophe(parts[k - 1])
             parts[k] = "'''"
         elif run > 5:
-            parts[k - 1] = _with_apostrophe(parts[k - 1])
+            parts[k - 1] = with_apostrophe(parts[k - 1])
             parts[k] = "'''''"
         run = len(parts[k])
         italics += run != 3
         bolds += run != 2
     if italics % 2 and bolds % 2:
-        _bold_to_apostrophe_italic(parts)
+        bold_to_apostrophe_italic(parts)
     out = [parts[0]]
     bold = False
     for k in range(1, len(parts), 2):
@@ -140,14 +138,17 @@ def quotes_in_line(line: str, mark_bold: bool) -> str:
         if len(parts[k]) != 2:
             bold = not bold
             if mark_bold:
-                piece = _bold_marker(out, piece, bold)
+                piece = bold_marker(out, piece, bold)
         out.append(piece)
     if bold and mark_bold:
-        _bold_marker(out, "", False)
+        bold_marker(out, "", False)
     return "".join(out)
 
 
-def _bold_marker(out: list[str], piece: str, opening: bool) -> str:
+_quotes_in_line_pass = chosen(quotes_in_line)
+
+
+def bold_marker(out: list[str], piece: str, opening: bool) -> str:
     """Add a bold marker to `out`, with the spaces at the run's edges moved outside it (so they still
     collapse with their neighbours); return what is left of `piece`."""
     if opening:
@@ -163,7 +164,7 @@ def _bold_marker(out: list[str], piece: str, opening: bool) -> str:
     return piece
 
 
-def _bold_to_apostrophe_italic(parts: list[str]) -> None:
+def bold_to_apostrophe_italic(parts: list[str]) -> None:
     single_letter = multi_letter = after_space = -1
     for k in range(1, len(parts), 2):
         if len(parts[k]) != 3:
@@ -179,11 +180,11 @@ def _bold_to_apostrophe_italic(parts: list[str]) -> None:
             multi_letter = k
     chosen = next((k for k in (single_letter, multi_letter, after_space) if k >= 0), -1)
     if chosen >= 0:
-        parts[chosen - 1] = _with_apostrophe(parts[chosen - 1])
+        parts[chosen - 1] = with_apostrophe(parts[chosen - 1])
         parts[chosen] = "''"
 
 
-def _with_apostrophe(text: str) -> str:
+def with_apostrophe(text: str) -> str:
     """Quotes MediaWiki shows as apostrophes ("l'''amour", a run of four or of six and more) add one
     apostrophe, and none after another: the typo "''Skënderbeut''''" shows "Skënderbeut''",
     which reads as markup, not as text."""
@@ -208,8 +209,6 @@ def _decode_entity(match: re.Match) -> str:
     return chr(code)
 
 
-_compiled = compiled_passes()  # None: quotes_in_line below (corpora/wikitext/passes.py)
-_this_module = sys.modules[__name__]
 
 
 def render_external_links(text: str) -> str:

@@ -78,7 +78,7 @@ def _render_links_into(text: str, out: list[str], targets: list[str], language, 
             else:
                 following = "]" + following
         emitted = len(out)
-        used = _render_link(body, nested, following, out, targets, language, depth)
+        used = render_link(body, nested, following, out, targets, language, depth)
         if len(out) == emitted:  # the link vanished (file, category, ...): repair the cut
             append_after_cut(out, following[used:])
         else:
@@ -86,7 +86,7 @@ def _render_links_into(text: str, out: list[str], targets: list[str], language, 
         k = close + 2
 
 
-def _render_link(body: str, nested: bool, following: str, out: list[str], targets: list[str], language, depth: int) -> int:
+def render_link(body: str, nested: bool, following: str, out: list[str], targets: list[str], language, depth: int) -> int:
     """Render one link to `out`; return how many characters of `following` its link trail took."""
     kinds, trail_re = language.prefix_kinds, language.linktrail_re
     target, bar, label = body.partition("|")

@@ -59,7 +59,6 @@ Choices where MediaWiki's output is not plain text:
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 
 from corpora.wiki.languages import WIKIPEDIA_LANGUAGES, WikiLanguage, wiki_language
@@ -74,8 +73,8 @@ from corpora.wikitext.blocks import (
 from corpora.wikitext.definition_lists import split_definition_terms
 from corpora.wikitext.lines import decode_entities, render_external_links, render_html_tags, render_lines, render_quotes
 from corpora.wikitext.tidy import tidy
-from corpora.wikitext import links as wikitext_links
-from corpora.wikitext.passes import compiled_passes
+from corpora.wikitext.links import render_internal_links
+from corpora.wikitext.passes import chosen
 from corpora.wikitext.markers import (
     ANCHOR_CLOSE,
     ANCHOR_INDEX_END,
@@ -91,8 +90,6 @@ from corpora.wikitext.markers import (
 
 __all__ = ["Anchor", "ParsedPage", "parse_wikitext", "WIKIPEDIA_LANGUAGES"]
 
-_compiled = compiled_passes()  # None: the Python passes below (corpora/wikitext/passes.py)
-_this_module = sys.modules[__name__]
 
 
 @dataclass(frozen=True)
@@ -123,7 +120,7 @@ def parse_wikitext(wikitext: str, lang: str | WikiLanguage, title: str = "") -> 
     text = split_definition_terms(text)
     if "-{" in text and language.code in CONVERTER_LANGS:
         text = convert_language_variants(text)
-    text, targets = (_compiled or wikitext_links).render_internal_links(text, language)
+    text, targets = _render_internal_links_pass(text, language)
     if "[" in text:
         text = render_external_links(text)
     if "<" in text:
@@ -147,7 +144,7 @@ _FIRST_PROTECTED = min(pair[0] for pair in _NOWIKI_RESTORE_PAIRS)
 
 def _extract_markers(text: str, targets: list[str], is_disambiguation: bool, had_nowiki: bool) -> ParsedPage:
     """Plain text and offsets from the marked text."""
-    plain, anchors, bold_spans = (_compiled or _this_module).plain_text_and_anchors(text, targets)
+    plain, anchors, bold_spans = _plain_text_and_anchors_pass(text, targets)
     if had_nowiki and plain and max(plain) >= _FIRST_PROTECTED:
         # One character for one, and none a space: the offsets and the anchors' edges hold.
         for protected, original in _NOWIKI_RESTORE_PAIRS:
@@ -191,6 +188,10 @@ def plain_text_and_anchors(text: str, targets: list[str]) -> tuple[str, list[Anc
         if start < end:
             anchors.append(Anchor(start, end, targets[index]))
     return plain, anchors, bold_spans
+
+
+_render_internal_links_pass = chosen(render_internal_links)
+_plain_text_and_anchors_pass = chosen(plain_text_and_anchors)
 
 
 _PAIRS = {"(": ")", "[": "]", "«": "»", "“": "”", "„": "“", "「": "」", "（": "）"}

@@ -4,14 +4,11 @@ Its first steps have compiled twins (corpora/wikitext/compiled_passes.pyx)."""
 from __future__ import annotations
 
 import re
-import sys
 
-from corpora.wikitext.passes import compiled_passes
+from corpora.wikitext.passes import chosen
 from corpora.wiki.languages import WikiLanguage
 from corpora.wikitext.markers import CATEGORY_LINK, HEADING, MARKER_CHARS, NOWIKI_PIPE
 
-_compiled = compiled_passes()  # None: the Python steps below (corpora/wikitext/passes.py)
-_this_module = sys.modules[__name__]
 _SPACES_RE = re.compile("  +")
 _WORD_RE = re.compile(r"\w")
 _EMPTY_MARKUP_RE = re.compile("\x01[0-9]+\x1f\x02|\x04\x05|\x06\x06")
@@ -42,12 +39,11 @@ _SPACE_BEFORE_PUNCTUATION_RE = re.compile(r" ([,;.:)])(?=\s|$)")
 
 def tidy(text: str, language: WikiLanguage) -> str:
     """Collapse spaces, strip lines, drop empty lines, headings and tail sections, repair residue."""
-    steps = _compiled or _this_module
-    text = steps.without_empty_markup_and_spaces(text)
-    if steps.has_residue_pair(text):
+    text = _without_empty_markup_and_spaces_pass(text)
+    if _has_residue_pair_pass(text):
         text = _repair_brackets(text)
-    text = steps.without_doubled_separators(text)
-    lines = steps.worded_lines(text)
+    text = _without_doubled_separators_pass(text)
+    lines = _worded_lines_pass(text)
     if CATEGORY_LINK in text:
         lines = [line for line in map(_without_category_navigation, lines) if line]
     if "|" in text or NOWIKI_PIPE in text:
@@ -137,6 +133,12 @@ _RESIDUE_PAIR_RE = re.compile(r"[(\[（［)\]](?:(?<=\()[ ;,:)\x06]|(?<=\[)[ \];
 
 def has_residue_pair(text: str) -> bool:
     return _RESIDUE_PAIR_RE.search(text) is not None
+
+
+_without_empty_markup_and_spaces_pass = chosen(without_empty_markup_and_spaces)
+_has_residue_pair_pass = chosen(has_residue_pair)
+_without_doubled_separators_pass = chosen(without_doubled_separators)
+_worded_lines_pass = chosen(worded_lines)
 
 
 def _repair_brackets(text: str) -> str:

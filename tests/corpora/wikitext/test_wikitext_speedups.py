@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from corpora.wikitext import passes as compiled_passes
+from corpora.wikitext import passes as compiled_passes  # noqa: I001
 from corpora.wikitext import parse as wikitext
 from corpora.wikitext import blocks as wikitext_blocks
 from corpora.wikitext import lines as wikitext_lines
@@ -28,7 +28,13 @@ if speedups is None:
     pytest.skip("corpora.wikitext.compiled_passes not built (pure-Python install)", allow_module_level=True)
 
 
-COMPILING_MODULES = (wikitext, wikitext_blocks, wikitext_lines, wikitext_tidy)  # each picks its passes at import
+COMPILING_MODULES = (wikitext, wikitext_blocks, wikitext_lines, wikitext_tidy)  # each binds its passes at import
+
+
+def pass_bindings(module):
+    """A module's `_<pass>_pass` names, each with the Python pass it was chosen for."""
+    return {name: getattr(module, name[1:-len("_pass")]) for name in dir(module)
+            if name.startswith("_") and name.endswith("_pass") and not name.startswith("__")}
 
 
 def outcome(function, *args):
@@ -41,7 +47,8 @@ def outcome(function, *args):
 def parsed_both_ways(monkeypatch, pages):
     compiled = [parse_wikitext(text, language, title) for language, title, text in pages]
     for module in COMPILING_MODULES:
-        monkeypatch.setattr(module, "_compiled", None)
+        for name, python_pass in pass_bindings(module).items():
+            monkeypatch.setattr(module, name, python_pass)
     python = [parse_wikitext(text, language, title) for language, title, text in pages]
     return compiled, python
 
@@ -94,7 +101,7 @@ def test_links_on_random_text(code):
 
 
 def test_link_title_first_letter_for_every_character():
-    """The compiled title case: which first letters _upper_first changes, across all of Unicode."""
+    """The compiled title case: which first letters upper_first changes, across all of Unicode."""
     language = wiki_language("de")
     characters = [chr(code) for code in range(0x80, sys.maxunicode + 1)
                   if not (0xD800 <= code <= 0xDFFF) and not chr(code).isspace() and chr(code) not in "|[]{}<>:#&%_"]
@@ -179,6 +186,14 @@ def test_template_spans_on_random_text():
         assert speedups.template_and_table_spans(text) == wikitext_blocks.template_and_table_spans(text), repr(text)
 
 
+def test_every_pass_runs_its_compiled_twin():
+    """Each module runs the twin chosen in corpora/wikitext/passes.py, none its Python pass directly."""
+    bound = {name: (module, python_pass) for module in COMPILING_MODULES for name, python_pass in pass_bindings(module).items()}
+    assert len(bound) == 8
+    for name, (module, python_pass) in bound.items():
+        assert getattr(module, name) is getattr(speedups, python_pass.__name__), name
+
+
 def test_pure_python_is_chosen_by_the_environment(monkeypatch):
     monkeypatch.setenv("XLU_PURE_PYTHON", "1")
     assert compiled_passes.compiled_passes() is None
@@ -207,7 +222,7 @@ def test_the_job_says_when_the_parser_runs_without_its_compiled_passes(monkeypat
     opts = common.job_options(PipelineOptions([]), wiki_mrc.WikiMrcOptions, "wiki_mrc")
     wiki_mrc.plan(opts)
     assert "compiled passes" not in capsys.readouterr().err
-    monkeypatch.setattr(compiled_passes, "compiled_passes", lambda: None)
+    monkeypatch.setattr(compiled_passes, "COMPILED", None)
     wiki_mrc.plan(opts)
     assert "pip install -e ." in capsys.readouterr().err
     monkeypatch.setenv("XLU_PURE_PYTHON", "1")  # asked for: nothing to mend
