@@ -152,8 +152,10 @@ def read_manifest(folder: str | os.PathLike) -> dict | None:
     return manifest
 
 
-def folder_kind(folder: str | os.PathLike) -> tuple[str, str] | None:
-    """(kind, name) of what wrote the folder: its manifest, else the older markers; None for neither."""
+def folder_kind(folder: str | os.PathLike, evidence: bool = True) -> tuple[str, str] | None:
+    """(kind, name) of what wrote the folder: its manifest, else the older markers; None for neither.
+    `evidence`: a folder holding what only a run writes (checkpoints/, metrics.jsonl, final/, best/)
+    counts as a training run even without run.json."""
     folder = Path(folder)
     try:
         manifest = read_manifest(folder)
@@ -164,7 +166,7 @@ def folder_kind(folder: str | os.PathLike) -> tuple[str, str] | None:
     marker = folder / LEGACY_DATA_MARKER
     if marker.is_file():
         return DATA_JOB, marker.read_text(encoding="utf-8", errors="replace").strip() or "?"
-    if (folder / RUN_MARKER).is_file() or any((folder / name).exists() for name in RUN_EVIDENCE):
+    if (folder / RUN_MARKER).is_file() or (evidence and any((folder / name).exists() for name in RUN_EVIDENCE)):
         try:
             model = json.loads((folder / RUN_MARKER).read_text()).get("model", "?")
         except (OSError, ValueError, AttributeError):
@@ -178,7 +180,7 @@ def refuse_other_kind(folder: str | os.PathLike, kind: str, flag: str = "--outpu
     (a data job into a training run's folder, a run into a data job's output)."""
     folder = Path(os.path.abspath(folder))
     for place in (folder, *folder.parents):
-        found = folder_kind(place) if place.is_dir() else None
+        found = folder_kind(place, evidence=place == folder) if place.is_dir() else None
         if found and found[0] != kind:
             where = "holds" if place == folder else f"is inside {place}, which holds"
             raise ManifestError(f"{flag} {folder} {where} the output of a {found[0]} ({found[1]}); a {kind} "
