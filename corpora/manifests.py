@@ -250,15 +250,16 @@ def verify_folder(folder: str | os.PathLike, checksums: bool = True, kind: str =
         path = folder / rel
         if not path.is_file():
             raise ManifestError(f"{folder}: {rel} is missing (the manifest lists {len(files)} files); {rerun}")
-        size = path.stat().st_size
-        if size != entry["bytes"]:
-            raise ManifestError(f"{folder}: {rel} has {size:,} bytes, the manifest says {entry['bytes']:,}: changed "
-                                f"since the job wrote it; {rerun}")
         if "rows" in entry:
             rows = parquet_rows(str(path))
             if rows != entry["rows"]:
                 found = "is not a readable Parquet file" if rows is None else f"has {rows:,} rows"
-                raise ManifestError(f"{folder}: {rel} {found}, the manifest says {entry['rows']:,} rows; {rerun}")
+                raise ManifestError(f"{folder}: {rel} {found}, the manifest says {entry['rows']:,} rows: changed "
+                                    f"since the job wrote it; {rerun}")
+        size = path.stat().st_size
+        if size != entry["bytes"]:
+            raise ManifestError(f"{folder}: {rel} has {size:,} bytes, the manifest says {entry['bytes']:,}: changed "
+                                f"since the job wrote it; {rerun}")
         if checksums and sha256_file(path) != entry["sha256"]:
             raise ManifestError(f"{folder}: {rel}: sha256 differs from the manifest's: changed since the job wrote "
                                 f"it; {rerun}")

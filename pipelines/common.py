@@ -133,6 +133,12 @@ def _drop_job_flags_warning(record: logging.LogRecord) -> bool:
     return not any(noise in message for noise in _HARMLESS_WORKER_WARNINGS)
 
 
+def _drop_disk_error_traceback(record: logging.LogRecord) -> bool:
+    """Beam logs a failing step's traceback before it raises; a full, read-only or forbidden disk is
+    then said by run_job in one line that names --output, so its traceback is not printed."""
+    return disk_problem(Exception(record.getMessage())) is None
+
+
 def run_job(argv, job: str, options_cls, description: str, plan, build, summarise, card=None,
             inputs_of=None) -> pa.Table:
     """The life of every job: parse, validate (`plan` -> inputs and a headline), run, publish, summarise.
@@ -151,6 +157,7 @@ def run_job(argv, job: str, options_cls, description: str, plan, build, summaris
     logging.getLogger().setLevel(logging.INFO if opts.verbose else logging.WARNING)
     for name in _WORKER_LOG_RELAYS:
         logging.getLogger(name).addFilter(_drop_job_flags_warning)
+    logging.getLogger("apache_beam.runners.common").addFilter(_drop_disk_error_traceback)
     show_progress()
     if opts.num_shards < 1:
         raise UsageError(f"--num_shards must be at least 1, got {opts.num_shards}")
