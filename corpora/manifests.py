@@ -212,6 +212,8 @@ def resolve_data_folder(path: str | os.PathLike, flag: str = "--data") -> Path:
         raise ManifestError(f"{flag} {path}: a file; give the data job's --output folder")
     for place in (given, *list(given.resolve().parents)[:2]):
         if (place / MANIFEST).is_file():
+            if place != given:
+                _check_row_folder(place, given, path, flag)
             return place
     for place in (given, *list(given.resolve().parents)[:2]):
         marker = place / LEGACY_DATA_MARKER
@@ -222,14 +224,30 @@ def resolve_data_folder(path: str | os.PathLike, flag: str = "--data") -> Path:
     return given
 
 
+BOOKKEEPING_TABLES = ("stats", "dead_letter")
+
+
+def _check_row_folder(root: Path, given: Path, path, flag: str) -> None:
+    """A folder inside a job's output stands for it only where rows are: data/ or a table's folder."""
+    inside = given.resolve().relative_to(root.resolve()).as_posix()
+    manifest = read_manifest(root) or {}
+    row_folders = {"data"} | {str(Path(rel).parent) for table, splits in manifest.get("tables", {}).items()
+                              if table not in BOOKKEEPING_TABLES for shards in splits.values() for rel in shards}
+    if inside not in row_folders:
+        raise ManifestError(f"{flag} {path}: no train-*.parquet shards of the job's rows there (it is {inside}/ of the "
+                            f"{manifest.get('name')} output {root}); give {root}")
+
+
 @functools.lru_cache(maxsize=64)
 def _verified(folder: str, signature: tuple, checksums: bool) -> dict:
     return verify_folder(folder, checksums=checksums, cached=False)
 
 
 def verify_folder(folder: str | os.PathLike, checksums: bool = True, kind: str = DATA_JOB, cached: bool = True) -> dict:
-    """The folder's manifest, once every file it lists is there with its bytes, rows and sha256
-    (`checksums=False`: bytes and rows only), and no table folder holds a shard it does not list."""
+    """The folder's manifest, once every shard of its tables is there with its rows, bytes and sha256
+    (`checksums=False`: rows and bytes only), and no table folder holds a shard it does not list.
+    Other files (the card, images) are not checked: editing README.md does not spoil the rows;
+    verified_file checks one of them when a reader uses it (spm.model)."""
     folder = Path(folder)
     if cached:  # verified again whenever a file under the folder changed (size, mtime, name)
         signature = tuple(sorted((str(p), s.st_size, s.st_mtime_ns) for p in folder.rglob("*")
@@ -246,24 +264,36 @@ def verify_folder(folder: str | os.PathLike, checksums: bool = True, kind: str =
         raise ManifestError(f"{folder}: the {job} job did not finish (state {manifest.get('state')!r}: still running or "
                             f"crashed); wait for it, or {rerun}")
     files = manifest.get("files", {})
-    for rel, entry in sorted(files.items()):
-        path = folder / rel
-        if not path.is_file():
-            raise ManifestError(f"{folder}: {rel} is missing (the manifest lists {len(files)} files); {rerun}")
-        if "rows" in entry:
-            rows = parquet_rows(str(path))
-            if rows != entry["rows"]:
-                found = "is not a readable Parquet file" if rows is None else f"has {rows:,} rows"
-                raise ManifestError(f"{folder}: {rel} {found}, the manifest says {entry['rows']:,} rows: changed "
-                                    f"since the job wrote it; {rerun}")
-        size = path.stat().st_size
-        if size != entry["bytes"]:
-            raise ManifestError(f"{folder}: {rel} has {size:,} bytes, the manifest says {entry['bytes']:,}: changed "
-                                f"since the job wrote it; {rerun}")
-        if checksums and sha256_file(path) != entry["sha256"]:
-            raise ManifestError(f"{folder}: {rel}: sha256 differs from the manifest's: changed since the job wrote "
-                                f"it; {rerun}")
+    shards = sorted({rel for splits in manifest.get("tables", {}).values() for listed in splits.values() for rel in listed})
+    for rel in shards:
+        check_file(folder, rel, files.get(rel), checksums, rerun, len(shards))
     listed = set(files)
+    return _extra_shards(folder, manifest, listed, rerun)
+
+
+def check_file(folder: Path, rel: str, entry: dict | None, checksums: bool, rerun: str, listed: int = 1) -> None:
+    """One file against its manifest entry: present, its rows (Parquet), bytes and sha256."""
+    path = folder / rel
+    if entry is None:
+        raise ManifestError(f"{folder}: {rel} is in a table of the manifest but has no entry; {rerun}")
+    if not path.is_file():
+        raise ManifestError(f"{folder}: {rel} is missing (the manifest lists {listed} shards); {rerun}")
+    if "rows" in entry:
+        rows = parquet_rows(str(path))
+        if rows != entry["rows"]:
+            found = "is not a readable Parquet file" if rows is None else f"has {rows:,} rows"
+            raise ManifestError(f"{folder}: {rel} {found}, the manifest says {entry['rows']:,} rows: changed "
+                                f"since the job wrote it; {rerun}")
+    size = path.stat().st_size
+    if size != entry["bytes"]:
+        raise ManifestError(f"{folder}: {rel} has {size:,} bytes, the manifest says {entry['bytes']:,}: changed "
+                            f"since the job wrote it; {rerun}")
+    if checksums and sha256_file(path) != entry["sha256"]:
+        raise ManifestError(f"{folder}: {rel}: sha256 differs from the manifest's: changed since the job wrote "
+                            f"it; {rerun}")
+
+
+def _extra_shards(folder: Path, manifest: dict, listed: set, rerun: str) -> dict:
     for table, splits in sorted(manifest.get("tables", {}).items()):
         for shard_folder in sorted({str(Path(rel).parent) for shards in splits.values() for rel in shards}):
             if shard_folder == ".":
@@ -275,6 +305,10 @@ def verify_folder(folder: str | os.PathLike, checksums: bool = True, kind: str =
                 raise ManifestError(f"{folder}: {extra[0]}{more} not in the manifest (a shard of another run mixed "
                                     f"into table {table}); {rerun} into an empty folder")
     return manifest
+
+
+def _without_folder(error: ManifestError, folder: Path) -> str:
+    return str(error).removeprefix(f"{folder}: ")
 
 
 def _warn_unverified(folder: Path) -> None:
@@ -305,7 +339,7 @@ def verified_shards(path: str | os.PathLike, table: str | None = None, split: st
         try:
             manifest = verify_folder(root, checksums=checksums)
         except ManifestError as error:
-            raise ManifestError(f"{flag} {path}: {error}") from None
+            raise ManifestError(f"{flag} {path}: {_without_folder(error, root)}") from None
         tables = manifest.get("tables", {})
         name = table or manifest.get("default_table")
         if name not in tables:
@@ -335,11 +369,12 @@ def verified_file(path: str | os.PathLike, flag: str) -> Path:
     if (folder / MANIFEST).is_file():
         try:
             manifest = verify_folder(folder)
+            rerun = f"rerun `python -m pipelines.{manifest.get('name')}`"
+            if path.name not in manifest.get("files", {}):
+                raise ManifestError(f"{folder}: {path.name} is not among the files of its manifest; {rerun}")
+            check_file(folder, path.name, manifest["files"][path.name], True, rerun)
         except ManifestError as error:
-            raise ManifestError(f"{flag} {path}: {error}") from None
-        if path.name not in manifest.get("files", {}):
-            raise ManifestError(f"{flag} {path}: not among the files of {folder}'s manifest; rerun "
-                                f"`python -m pipelines.{manifest.get('name')}`")
+            raise ManifestError(f"{flag} {path}: {_without_folder(error, folder)}") from None
     elif (folder / LEGACY_DATA_MARKER).is_file():
         resolve_data_folder(folder, flag)  # raises: an older job's output
     return path

@@ -360,6 +360,9 @@ def main(argv=None) -> int:
 
     from corpora import manifests
 
+    if not Path(args.output).is_dir():
+        sys.exit(f"python -m corpora.mrc_audit: {Path(args.output) / 'data'}: no Parquet files; give the --output "
+                 "folder of a wiki_mrc run")
     try:  # the job's rows, train and test, once the folder was checked against its manifest
         files = (manifests.verified_shards(args.output, split="train", flag="output", required=False)
                  + manifests.verified_shards(args.output, split="test", flag="output", required=False))
