@@ -2,8 +2,9 @@
 the configs, flags and hooks, is training/recipes/xylent.py).
 
 Data: the xy_corpus job's --output (pipelines/xy_corpus.py; DESIGN.md §2):
-    data/mrtd/train-*.parquet   XY_MRTD_SCHEMA  packed monolingual sequences of ≤ 512 ids, `<s> …`
-    data/trtd/train-*.parquet   XY_TRTD_SCHEMA  `<s> x </s> y </s>` and its length n_ids, order flipped at write time
+    mrtd/train-*.parquet        XY_MRTD_SCHEMA  packed monolingual sequences of ≤ 512 ids, `<s> …`
+    trtd/train-*.parquet        XY_TRTD_SCHEMA  `<s> x </s> y </s>` and its length n_ids, order flipped at write time
+    (checked against the folder's manifest.json first; folders of before have them under data/)
     pair_probs.parquet          XY_PAIR_PROBS_SCHEMA  the Sinkhorn sampling probability of each pair
     spm.model                   the vocap SentencePiece model the ids are from
 
