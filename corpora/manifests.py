@@ -100,6 +100,8 @@ def code_version() -> dict:
         package = None
     root = Path(__file__).resolve().parents[1]
     commit = dirty = None
+    if not (root / ".git").exists():  # installed, not a checkout: no commit to name
+        return {"package": "xlu-factory", "version": package, "git_commit": None, "git_dirty": None}
     try:
         commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
                                 timeout=10).stdout.strip() or None
@@ -175,16 +177,40 @@ def folder_kind(folder: str | os.PathLike, evidence: bool = True) -> tuple[str, 
     return None
 
 
+RUN_KINDS = (TRAINING_RUN, FINETUNE_RUN)
+
+
 def refuse_other_kind(folder: str | os.PathLike, kind: str, flag: str = "--output") -> None:
     """Raise ManifestError if FOLDER, or a folder it is inside, was written by another kind of command
-    (a data job into a training run's folder, a run into a data job's output)."""
+    (a data job into a training run's folder, a run into a data job's output). A run's folder known
+    only by what it holds (checkpoints/, final/, no marker) is a run of either kind."""
     folder = Path(os.path.abspath(folder))
     for place in (folder, *folder.parents):
         found = folder_kind(place, evidence=place == folder) if place.is_dir() else None
+        marked = found is not None and ((place / MANIFEST).is_file() or (place / RUN_MARKER).is_file()
+                                        or (place / LEGACY_DATA_MARKER).is_file())
+        if found and kind in RUN_KINDS and found[0] in RUN_KINDS and not marked:
+            continue
         if found and found[0] != kind:
             where = "holds" if place == folder else f"is inside {place}, which holds"
-            raise ManifestError(f"{flag} {folder} {where} the output of a {found[0]} ({found[1]}); a {kind} "
+            name = f" ({found[1]})" if found[1] != "?" else ""
+            raise ManifestError(f"{flag} {folder} {where} the output of a {found[0]}{name}; a {kind} "
                                 f"writes a folder of its own: choose another {flag}")
+
+
+def data_fingerprint(path: str | os.PathLike, flag: str = "--data") -> dict:
+    """What a run records of its data, to tell on --resume whether it changed: the sha256 of the job
+    output's manifest (which holds every shard's sha256), or for shards without a manifest the sha256
+    of their names, sizes and contents."""
+    root = resolve_data_folder(path, flag)
+    if (root / MANIFEST).is_file():
+        manifest = read_manifest(root)
+        return {"path": str(root), "job": manifest.get("name"), "command": manifest.get("command"),
+                "manifest_sha256": sha256_file(root / MANIFEST)}
+    digest = hashlib.sha256()
+    for shard in sorted(p for p in root.rglob("*.parquet")):
+        digest.update(f"{shard.relative_to(root)}\0{shard.stat().st_size}\0{sha256_file(shard)}\n".encode())
+    return {"path": str(root), "job": None, "command": None, "shards_sha256": digest.hexdigest()}
 
 
 # ---- reading: the one resolver of a job's output folder ----
@@ -311,20 +337,14 @@ def _without_folder(error: ManifestError, folder: Path) -> str:
     return str(error).removeprefix(f"{folder}: ")
 
 
+_WARNED: set[str] = set()
+
+
 def _warn_unverified(folder: Path) -> None:
     if str(folder) not in _WARNED:
         _WARNED.add(str(folder))
         print(f"warning: {folder}: no {MANIFEST} (Parquet not written by a data job): its shards are read "
               f"as found, unchecked", file=sys.stderr)
-
-
-_WARNED: set[str] = set()
-
-
-def table_names(path: str | os.PathLike) -> list[str]:
-    """The tables of a job's output (manifest order, default first); [] for a folder without one."""
-    manifest = verify_folder(resolve_data_folder(path), checksums=False) if (Path(path) / MANIFEST).is_file() else None
-    return list(manifest.get("tables", {})) if manifest else []
 
 
 def verified_shards(path: str | os.PathLike, table: str | None = None, split: str = "train",
