@@ -319,3 +319,22 @@ def test_xy_corpus_refuses_a_changed_vocap_model(xylent_vocab, tmp_path):
         f.write(b"\0")
     one_error_line(job("xy_corpus", "--vocab", str(vocab), "--output", str(tmp_path / "xy")),
                    f"--vocab {vocab / 'spm.model'}: ", "spm.model has ", "rerun `python -m pipelines.vocap`")
+
+
+def test_what_training_calls_kinds_and_the_data_fingerprint(mrc_out, tmp_path):
+    """The API training uses: refuse_other_kind both ways, and the fingerprint a run records of its data."""
+    with pytest.raises(manifests.ManifestError, match=r"is inside .*which holds the output of a data job \(wiki_mrc\)"):
+        manifests.refuse_other_kind(mrc_out / "run", manifests.TRAINING_RUN)
+    unmarked_run = tmp_path / "ft"
+    (unmarked_run / "final").mkdir(parents=True)
+    manifests.refuse_other_kind(unmarked_run, manifests.FINETUNE_RUN)  # a run folder of before markers: usable
+    with pytest.raises(manifests.ManifestError, match="holds the output of a training run; a data job"):
+        manifests.refuse_other_kind(unmarked_run, manifests.DATA_JOB)
+    fingerprint = manifests.data_fingerprint(mrc_out / "data")
+    assert fingerprint["job"] == "wiki_mrc" and fingerprint == manifests.data_fingerprint(mrc_out)
+    hand = tmp_path / "hand"
+    hand.mkdir()
+    shutil.copy(mrc_out / "data" / "train-00000-of-00004.parquet", hand / "train-00000-of-00001.parquet")
+    before = manifests.data_fingerprint(hand)["shards_sha256"]
+    pq.write_table(pq.read_table(hand / "train-00000-of-00001.parquet").slice(0, 1), hand / "train-00000-of-00001.parquet")
+    assert manifests.data_fingerprint(hand)["shards_sha256"] != before
