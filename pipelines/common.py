@@ -136,7 +136,7 @@ def _drop_job_flags_warning(record: logging.LogRecord) -> bool:
 def _drop_disk_error_traceback(record: logging.LogRecord) -> bool:
     """Beam logs a failing step's traceback before it raises; a full, read-only or forbidden disk is
     then said by run_job in one line that names --output, so its traceback is not printed."""
-    return disk_problem(Exception(record.getMessage())) is None
+    return disk_problem(Exception(record.getMessage()), "") is None
 
 
 def run_job(argv, job: str, options_cls, description: str, plan, build, summarise, card=None,
@@ -183,7 +183,7 @@ def run_job(argv, job: str, options_cls, description: str, plan, build, summaris
         transaction.commit(tables, default_table, identities, stats_totals(stats))
     except BaseException as error:
         transaction.abort()
-        cause = disk_problem(error) if isinstance(error, Exception) else None
+        cause = disk_problem(error, transaction.staging) if isinstance(error, Exception) else None
         if cause:
             raise UsageError(f"--output {output}: {cause} while writing the job's output in "
                              f"{transaction.staging}; nothing was published at --output") from None

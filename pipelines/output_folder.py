@@ -38,7 +38,6 @@ _RAW = CompressionTypes.UNCOMPRESSED
 DISK_PROBLEMS = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
                  errno.EROFS: "a read-only filesystem", errno.EACCES: "permission denied",
                  errno.EPERM: "operation not permitted"}
-_DISK_TEXTS = {os.strerror(code): cause for code, cause in DISK_PROBLEMS.items()}
 
 
 def is_local(path: str) -> bool:
@@ -59,17 +58,22 @@ def beside(output: str, suffix: str) -> str:
     return FileSystems.join(parent, f".{name}.{suffix}") if not is_local(output) else os.path.join(parent, f".{name}.{suffix}")
 
 
-def disk_problem(error: BaseException) -> str | None:
-    """The cause, when a failure (an OSError, or a runner's error wrapping one) is a full, read-only
-    or forbidden disk."""
+# A refused permission is the output's only when the error names it (an input can be unreadable too).
+_ANYWHERE = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
+
+
+def disk_problem(error: BaseException, where: str | None = None) -> str | None:
+    """The cause, when a failure (an OSError, or a runner's error wrapping one) is a full or read-only
+    disk, or a permission refused on a path under `where`."""
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
-        if isinstance(error, OSError) and error.errno in DISK_PROBLEMS:
+        text = f"{error} {getattr(error, 'filename', '') or ''}"
+        ours = where is None or where in text
+        if isinstance(error, OSError) and error.errno in DISK_PROBLEMS and (error.errno in _ANYWHERE or ours):
             return DISK_PROBLEMS[error.errno]
-        text = str(error)
-        for strerror, cause in _DISK_TEXTS.items():
-            if strerror in text:
+        for code, cause in DISK_PROBLEMS.items():
+            if os.strerror(code) in text and (code in _ANYWHERE or ours):
                 return cause
         error = error.__cause__ or error.__context__
     return None
