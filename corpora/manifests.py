@@ -2,8 +2,7 @@
 it with its rows, bytes and sha256. Written last: a folder whose manifest says `complete` is
 complete, and a reader that checks it against the files refuses what is partial, mixed or changed.
 
-    root = resolve_data_folder("out/wiki_mrc")        # the ONE rule for finding a job's output
-    files = verified_shards(root, table="mrc", split="train")
+    files = verified_shards("out/wiki_mrc", table="mrc", split="train")  # resolve_data_folder + verify_folder
 
 No Beam here: training, the audit and the data jobs all read manifests through this module.
 """
@@ -290,20 +289,21 @@ def verify_folder(folder: str | os.PathLike, checksums: bool = True, kind: str =
         raise ManifestError(f"{folder}: the {job} job did not finish (state {manifest.get('state')!r}: still running or "
                             f"crashed); wait for it, or {rerun}")
     files = manifest.get("files", {})
-    shards = sorted({rel for splits in manifest.get("tables", {}).values() for listed in splits.values() for rel in listed})
-    for rel in shards:
-        check_file(folder, rel, files.get(rel), checksums, rerun, len(shards))
+    for table, splits in sorted(manifest.get("tables", {}).items()):
+        for split, shards in sorted(splits.items()):
+            for rel in shards:
+                check_file(folder, rel, files.get(rel), checksums, rerun, f"one of the {len(shards)} {split} shards of {table}")
     listed = set(files)
     return _extra_shards(folder, manifest, listed, rerun)
 
 
-def check_file(folder: Path, rel: str, entry: dict | None, checksums: bool, rerun: str, listed: int = 1) -> None:
+def check_file(folder: Path, rel: str, entry: dict | None, checksums: bool, rerun: str, what: str = "in the manifest") -> None:
     """One file against its manifest entry: present, its rows (Parquet), bytes and sha256."""
     path = folder / rel
     if entry is None:
         raise ManifestError(f"{folder}: {rel} is in a table of the manifest but has no entry; {rerun}")
     if not path.is_file():
-        raise ManifestError(f"{folder}: {rel} is missing (the manifest lists {listed} shards); {rerun}")
+        raise ManifestError(f"{folder}: {rel} is missing ({what}); {rerun}")
     if "rows" in entry:
         rows = parquet_rows(str(path))
         if rows != entry["rows"]:
