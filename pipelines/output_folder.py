@@ -265,7 +265,13 @@ class OutputTransaction:
         if stale:
             FileSystems.delete(stale)
         moved = [rel for rel in _list_files(self.staging) if rel != MANIFEST]
-        FileSystems.rename([FileSystems.join(self.staging, rel) for rel in moved], [FileSystems.join(out, rel) for rel in moved])
+        targets = [FileSystems.join(out, rel) for rel in moved]
+        for folder in sorted({target.rpartition("/")[0] for target in targets}):
+            try:  # a no-op on object stores; a filesystem with folders needs them before a rename
+                FileSystems.mkdirs(folder)
+            except Exception:  # noqa: BLE001  already there
+                pass
+        FileSystems.rename([FileSystems.join(self.staging, rel) for rel in moved], targets)
         self._write(old_manifest, manifests.manifest_bytes(manifest))  # the commit point
         self._remove(self.staging)
 
