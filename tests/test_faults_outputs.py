@@ -190,6 +190,7 @@ def test_second_job_into_the_same_output_is_refused_naming_the_first(tmp_path):
         os.kill(first.pid, signal.SIGSTOP)  # held mid-run, whatever the machine's speed
         second = job("wiki_mrc", "--output", str(out))
         one_error_line(second, f"--output {out}: another process is writing it (pid {first.pid} on ", "started ")
+        assert f"not there yet: a data job is writing it (pid {first.pid} on " in refused(out)
     finally:
         os.kill(first.pid, signal.SIGCONT)
     _, err = first.communicate(timeout=300)
