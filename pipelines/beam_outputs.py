@@ -1,4 +1,4 @@
-"""The Beam pieces every job writes its output with (DESIGN.md §6): the stats and dead-letter side
+"""The Beam pieces every job writes its output with (docs/design.md §6): the stats and dead-letter side
 outputs, and Parquet shards that are byte-identical for the same input and seed on any runner.
 
 Output layout under --output: `data/` sharded Parquet in the contract schema, `stats.parquet`

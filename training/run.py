@@ -1,4 +1,4 @@
-"""Train a model on a data job's Parquet: one loop for every model (DESIGN.md §3; nanoGPT train.py).
+"""Train a model on a data job's Parquet: one loop for every model (docs/design.md §3; nanoGPT train.py).
 
     python -m training.run --model mpmr --data output/wiki_mrc --output runs/tiny --config tiny --max_steps 50
     python -m training.run --model mpmr --data /data/wiki_mrc --output runs/base --config base --init xlm-roberta-base
@@ -61,7 +61,7 @@ OVERRIDES = {
     "log_every": (int, "steps between metrics lines"),
     "save_every": (int, "steps between checkpoints (one is also written at the end)"),
     "keep_checkpoints": (int, "checkpoints kept in OUTPUT/checkpoints"),
-    "seed": (int, "seed of the data order, initialisation and dropout (DESIGN.md §6)"),
+    "seed": (int, "seed of the data order, initialisation and dropout (docs/design.md §6)"),
     "eval_every": (int, "steps between held-out evaluations (0: none); one also runs before the first step and at "
                         "the last (mpmr tiny: 50, otherwise 1000)"),
     "eval_batches": (int, "held-out batches per evaluation, split over the processes (mpmr tiny: 20, otherwise 50)"),
