@@ -12,9 +12,8 @@ from __future__ import annotations
 import sys
 from contextlib import contextmanager
 
-# Measured on the 16x English wiki_mrc run: `import apache_beam` 2.1-2.5 CPU-s, 1.4-1.7 with pandas
-# hidden; then 0.87 against 0.62 CPU-s (least of 6) with these hidden as well.
-# (MongoDB's client, 0.04 s, stays: Beam logs a warning when it is missing.)
+# What hiding these saves at start-up: benchmarks/README.md, "Choices in the code".
+# (MongoDB's client stays: it is cheap, and Beam logs a warning when it is missing.)
 _GCP_CLIENTS = ("google.cloud", "google.api_core", "google.auth", "apitools", "oauth2client", "googleapiclient")
 
 
@@ -39,7 +38,7 @@ def _hidden(names):
 
 def import_beam(command_line: list[str] | None) -> None:
     """Imports Beam without pandas; with the process's `command_line` (the job runs as __main__) and
-    no Google Cloud resource named in it, without GCP's clients too (0.25 CPU-s of every run where
+    no Google Cloud resource named in it, without GCP's clients too (a saving in every run where
     `pip install ".[gcp]"` put them). Imported as a module (tests, the Dask runner's workers, a
     notebook), only pandas is hidden: the process may go on to use GCS."""
     if "apache_beam" in sys.modules:
@@ -53,7 +52,7 @@ def import_beam(command_line: list[str] | None) -> None:
 
 def pyarrow_without_pandas() -> None:
     """pyarrow imports pandas at its first array built from a Python list, to ask whether the list is
-    a pandas object (0.4-0.9 CPU-s; the Parquet writer builds every table so). The job never hands
+    a pandas object (a costly import; the Parquet writer builds every table so). The job never hands
     pyarrow pandas objects: run from the command line, its process lets pyarrow's first look find
     pandas absent, which pyarrow then stops asking about. (An explicit `to_pandas()` still imports
     pandas: pyarrow tries again where pandas is required.)"""

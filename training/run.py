@@ -78,7 +78,7 @@ TEST_SPLIT_HINT = {"mpmr": ", or make the data with a test split (wiki_mrc --tes
 
 
 def build_parser(spec: ModelSpec | None = None) -> argparse.ArgumentParser:
-    from corpora.cli_flags import CommandParser  # one-line errors naming the nearest flag (issue 18)
+    from corpora.cli_flags import CommandParser  # one-line errors naming the nearest flag
 
     p = CommandParser(
         prog="python -m training.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -163,7 +163,7 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     out = Path(args.output)
     ckpt_dir = out / "checkpoints"
 
-    # Read-only checks on every rank, before rank 0 writes anything: runs never mix (issue 18).
+    # Read-only checks on every rank, before rank 0 writes anything: runs never mix.
     run_folder.check_output(out, args.model, args.config, cfg.to_dict(), args.resume, args.overwrite)
     run_folder.check_data_is_for(args.model, args.data)
     total_rows = spec.check_data(spec, cfg, args.data)
