@@ -16,7 +16,7 @@ A mismatching test is counted under each kind it shows: markup leak (we print te
 not, and it holds wiki or HTML markup), extra text (the same without markup), lost text (MediaWiki
 shows text we drop), anchors; error if the parser raised. --listing writes every mismatching test
 (wikitext, our text, MediaWiki's visible text, the differences) to a file. No network; a few seconds.
-The last line printed is `usable=N text_match=M text_and_anchor_match=K`. The figures in the README
+The last line printed is `usable=N text_match=M text_and_anchor_match=K`. The figures in docs/wiki_mrc.md
 (582 / 574 of 673) are for the files of wikimedia/mediawiki-services-parsoid at 0cd1430c (August 2026), which carries
 synced copies of core's; other versions add and change tests.
 """

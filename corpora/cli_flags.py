@@ -1,4 +1,4 @@
-"""Unknown flags are an error (DESIGN.md §6): one line naming the nearest known flag, exit status 2.
+"""Unknown flags are an error (docs/design.md §6): one line naming the nearest known flag, exit status 2.
 
 Shared by every `python -m` command of the project: the Beam jobs (pipelines/cli_flags.py adds the
 names Beam's own options know), the training commands and corpora.mrc.audit. Plain Python, so that the

@@ -1,4 +1,4 @@
-"""The Parquet contracts between the Beam jobs and the torch side (DESIGN.md §1–2).
+"""The Parquet contracts between the Beam jobs and the torch side (docs/design.md §1–2).
 
 Every schema is defined once here, carries its name and version in the Arrow metadata, and is used
 by the writers (pipelines/) and checked by the readers (training/). Changing one is a deliberate
@@ -38,7 +38,7 @@ MRC_SCHEMA = _with_version(
     1,
 )
 
-# One CLISM pair (CLISM paper §3.1, DESIGN.md §2): English source words with informative NER spans
+# One CLISM pair (CLISM paper §3.1, docs/design.md §2): English source words with informative NER spans
 # and the target words of the aligned span of each. All four offsets are word indices, both
 # inclusive: src_start..src_end into src_words, tgt_start..tgt_end into tgt_words.
 CLISM_SPAN = pa.struct(
@@ -60,7 +60,7 @@ CLISM_SCHEMA = _with_version(
     1,
 )
 
-# DESIGN.md §6: every job's rejects, one row per rejected record, with enough to find it again.
+# docs/design.md §6: every job's rejects, one row per rejected record, with enough to find it again.
 DEAD_LETTER_SCHEMA = _with_version(
     pa.schema(
         [

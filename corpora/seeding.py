@@ -1,4 +1,4 @@
-"""Seeded randomness keyed by what a choice is about, never by iteration order (DESIGN.md §6).
+"""Seeded randomness keyed by what a choice is about, never by iteration order (docs/design.md §6).
 
 Beam may deliver elements in any order and split work across any number of workers, so a random
 choice must be a pure function of (seed, stable key). Python's `hash()` is salted per process and

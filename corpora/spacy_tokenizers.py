@@ -8,10 +8,9 @@ import re
 def import_spacy():
     """spaCy, imported without torch. thinc (under spaCy) imports torch whenever it is installed, to
     offer torch models; a blank pipeline's rule-based tokenizer never uses it, and the import costs
-    ~2 CPU-s per worker process (measured: `import spacy` 2.8-3.3 CPU-s with torch installed, 1.1
-    with it hidden). torch is hidden only while spaCy loads and only if nothing imported it before,
-    so a later `import torch` in the same process works as usual (thinc then offers no torch models
-    in that process, which no tokenizer here needs)."""
+    seconds of CPU per worker process (benchmarks/README.md). torch is hidden only while spaCy loads
+    and only if nothing imported it before, so a later `import torch` in the same process works as
+    usual (thinc then offers no torch models in that process, which no tokenizer here needs)."""
     import sys
 
     if "spacy" in sys.modules or "torch" in sys.modules:

@@ -223,7 +223,7 @@ def _build_ko() -> WordTokenizer:
     tagger = MeCab()
 
     # The morphemes' surfaces, whitespace skipped: "영국의" -> 영국, 의. This is MeCab.morphs()
-    # without building a parsed Feature object per morpheme, which is 2.3x slower; the test
+    # without building a parsed Feature object per morpheme, which is much slower; the test
     # test_ko_matches_mecab_morphs guards the equivalence across python-mecab-ko versions.
     def segment(text: str) -> list[str]:
         lattice = create_lattice(text)
@@ -394,8 +394,9 @@ def stop_words(lang: str) -> frozenset[str]:
         return _SW_STOP_WORDS
     if lang not in SUPPORTED_LANGS and not _spacy_has(lang):
         return frozenset()
-    # Through import_spacy: a first spaCy import from here pulled in torch (+1.5-3 CPU-s, +150 MB),
-    # which clism_pairs' language check, asking for stop words before any tokeniser, paid.
+    # Through import_spacy, so that a first spaCy import from here does not pull in torch (seconds of
+    # CPU and ~150 MB; benchmarks/README.md): clism_pairs' language check asks for stop words before
+    # any tokeniser is loaded.
     words = (w.lower() for w in import_spacy().util.get_lang_class(lang).Defaults.stop_words)
     return frozenset(w for w in words if w.split() == [w] and not (lang == "vi" and "_" in w))
 

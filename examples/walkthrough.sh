@@ -8,7 +8,7 @@
 #
 # Needs torch, then the project with its train extra: on a CPU-only machine
 #   pip install torch --index-url https://download.pytorch.org/whl/cpu && pip install -e ".[train]"
-# (README, "torch: CPU-only or CUDA").
+# (docs/install.md, "torch: CPU-only or CUDA").
 # The numbers are a smoke test of the whole path, not a result: a tiny random encoder trained for
 # seconds on the ~17 articles per language of the bundled sample.
 set -euo pipefail

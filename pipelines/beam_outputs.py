@@ -1,4 +1,4 @@
-"""The Beam pieces every job writes its output with (DESIGN.md §6): the stats and dead-letter side
+"""The Beam pieces every job writes its output with (docs/design.md §6): the stats and dead-letter side
 outputs, and Parquet shards that are byte-identical for the same input and seed on any runner.
 
 Output layout under --output: `data/` sharded Parquet in the contract schema, `stats.parquet`
@@ -63,7 +63,7 @@ def dead_letter(source: str, record_id: str, stage: str, reason: str, excerpt: s
 
 # Rows per Parquet row group: the unit a reader streams and a training loader shuffles between.
 # Thousands, not pyarrow's default of a million, so that a loader holding a few groups in memory
-# still sees every language of a shard (issue 15).
+# still sees every language of a shard.
 ROW_GROUP_ROWS = 2_000
 
 
@@ -91,7 +91,7 @@ class WriteParquetShards(beam.PTransform):
 
     With `shuffle_seed`, the order is a seeded hash of the key instead of the key itself: the rows a
     consumer reads in file order are then a mix of every language (the keys start with the language,
-    and a sorted shard made every batch of a streaming reader one language; issue 15).
+    and a sorted shard would make every batch of a streaming reader one language).
     """
 
     def __init__(self, directory: str, prefix: str, schema: pa.Schema, num_shards: int, key=None,

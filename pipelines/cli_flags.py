@@ -1,4 +1,4 @@
-"""A Beam job's command line is checked before anything runs (DESIGN.md §6, issue 18).
+"""A Beam job's command line is checked before anything runs (docs/design.md §6).
 
 Beam itself only logs "Discarding unparseable args" for a flag it does not know and runs on: a typo
 such as `--dumps` or `--outptu` ran the job on the bundled sample and overwrote ./output/<job>. Here a

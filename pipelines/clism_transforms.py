@@ -123,7 +123,7 @@ class TagEntitiesFn(TallyingDoFn):
 
     def setup(self):
         # The NER pipeline first: it imports spaCy without torch, and stop_words() would import it with
-        # torch if it came first (measured: +176 MB and ~2 CPU-s per worker).
+        # torch if it came first (memory and seconds of CPU per worker; benchmarks/README.md).
         nlp = load_ner_pipeline(self.spacy_model)
         self.stop_words = stop_words("en")
         self.ner = CachedNer(nlp, self.pretokenized, self.cache_entries, derive=self.informative_spans)

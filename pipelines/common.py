@@ -1,4 +1,4 @@
-"""What every Beam job shares (DESIGN.md §6): its shared options, its life from the command line to
+"""What every Beam job shares (docs/design.md §6): its shared options, its life from the command line to
 the summary (run_job), the local runner, and the --output folder it writes (pipelines/beam_outputs.py
 has the transforms that fill it; pipelines/output_folder.py makes it a transaction with a manifest;
 pipelines/input_checks.py checks its inputs).
@@ -36,7 +36,7 @@ _LOG = logging.getLogger(__name__)
 
 
 class JobOptions(PipelineOptions):
-    """The flags every job shares (DESIGN.md §6), defined once.
+    """The flags every job shares (docs/design.md §6), defined once.
 
     Beam parses every PipelineOptions subclass of a process into one parser, so two jobs that both
     defined --output could not be imported together.

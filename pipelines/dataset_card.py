@@ -1,4 +1,4 @@
-"""The README.md dataset card every job writes beside its output (DESIGN.md §6).
+"""The README.md dataset card every job writes beside its output (docs/design.md §6).
 
 The card's YAML block is what the Hugging Face Hub and `datasets.load_dataset(OUTPUT)` read: one
 config per table the job writes, each pointing at its own files, so the rows load with their full

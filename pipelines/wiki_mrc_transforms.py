@@ -49,14 +49,13 @@ class Article(NamedTuple):
 _LEAD_CHARS = 8192
 
 
-# zstd at level 1 through pyarrow (already loaded for Parquet): on the English excerpt's article
-# texts it is ~3x faster than zlib at level 1 (0.012 against 0.035 CPU-s per 2.8 MB) and smaller
-# (1.16 against 1.23 MB).
+# zstd at level 1 through pyarrow (already loaded for Parquet): on article texts it is faster than
+# zlib at level 1 and smaller (benchmarks/README.md).
 _TEXT_CODEC = pa.Codec("zstd", 1)
 
 
 class StoredText(NamedTuple):
-    """What the text join needs of an article; the text compressed (~2.4x smaller), because every
+    """What the text join needs of an article; the text compressed (to less than half), because every
     article crosses that shuffle while only definition and mention pages are read back."""
 
     page_id: int

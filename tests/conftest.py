@@ -2,8 +2,8 @@
 
 * Tests never reach a model hub (set before any test module imports transformers).
 * Real data (XQuAD, WikiANN, Wikipedia excerpts, alignment gold sets, ...) is read in place, never
-  copied into the repo: `$XLU_SHARED_DATA`, by default `../shared/data` beside this checkout (README,
-  "Tests and real data"). Tests that need it are skipped without it, and their skip reason names the
+  copied into the repo: `$XLU_SHARED_DATA`, by default `../shared/data` beside this checkout (docs/install.md,
+  "Real data"). Tests that need it are skipped without it, and their skip reason names the
   variable.
 """
 import os

@@ -1,4 +1,4 @@
-"""The torch side of xlu-factory (DESIGN.md §3): reads only the Parquet written by the Beam jobs.
+"""The torch side of xlu-factory (docs/design.md §3): reads only the Parquet written by the Beam jobs.
 
 Never imports Beam, so that a training machine needs only the `train` extra. Importing it registers
 the project's model types with the transformers Auto classes (training/models/__init__.py), so that

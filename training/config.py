@@ -1,4 +1,4 @@
-"""The training configuration every model shares, as a dataclass (DESIGN.md §3).
+"""The training configuration every model shares, as a dataclass (docs/design.md §3).
 
 Each model's recipe (training/recipes/<name>.py) subclasses it with its own fields and gives the
 presets `tiny` (CPU, seconds), `base` and `large` (its paper's). The defaults here are an XLM-R base

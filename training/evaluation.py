@@ -1,4 +1,4 @@
-"""Held-out evaluation during pre-training (issue 19): numbers that say whether the model learns.
+"""Held-out evaluation during pre-training: numbers that say whether the model learns.
 
 The training losses do not: mPMR's WAE loss is a mean over ~33k span cells per row against one to
 three positives and the [CLS] cell, so "no span anywhere" already makes it tiny (0.0003 after 40

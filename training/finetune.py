@@ -1,4 +1,4 @@
-"""Fine-tune and evaluate a machine reader in the MRC formulation (mPMR paper Table 6; DESIGN.md §4).
+"""Fine-tune and evaluate a machine reader in the MRC formulation (mPMR paper Table 6; docs/design.md §4).
 
     python -m training.finetune --task squad --init runs/base/final --train train-v1.1.json \\
         --eval xquad.de.json --output runs/xquad-de

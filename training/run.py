@@ -1,4 +1,4 @@
-"""Train a model on a data job's Parquet: one loop for every model (DESIGN.md §3; nanoGPT train.py).
+"""Train a model on a data job's Parquet: one loop for every model (docs/design.md §3; nanoGPT train.py).
 
     python -m training.run --model mpmr --data output/wiki_mrc --output runs/tiny --config tiny --max_steps 50
     python -m training.run --model mpmr --data /data/wiki_mrc --output runs/base --config base --init xlm-roberta-base
@@ -61,7 +61,7 @@ OVERRIDES = {
     "log_every": (int, "steps between metrics lines"),
     "save_every": (int, "steps between checkpoints (one is also written at the end)"),
     "keep_checkpoints": (int, "checkpoints kept in OUTPUT/checkpoints"),
-    "seed": (int, "seed of the data order, initialisation and dropout (DESIGN.md §6)"),
+    "seed": (int, "seed of the data order, initialisation and dropout (docs/design.md §6)"),
     "eval_every": (int, "steps between held-out evaluations (0: none); one also runs before the first step and at "
                         "the last (mpmr tiny: 50, otherwise 1000)"),
     "eval_batches": (int, "held-out batches per evaluation, split over the processes (mpmr tiny: 20, otherwise 50)"),
@@ -78,7 +78,7 @@ TEST_SPLIT_HINT = {"mpmr": ", or make the data with a test split (wiki_mrc --tes
 
 
 def build_parser(spec: ModelSpec | None = None) -> argparse.ArgumentParser:
-    from corpora.cli_flags import CommandParser  # one-line errors naming the nearest flag (issue 18)
+    from corpora.cli_flags import CommandParser  # one-line errors naming the nearest flag
 
     p = CommandParser(
         prog="python -m training.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -163,7 +163,7 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     out = Path(args.output)
     ckpt_dir = out / "checkpoints"
 
-    # Read-only checks on every rank, before rank 0 writes anything: runs never mix (issue 18).
+    # Read-only checks on every rank, before rank 0 writes anything: runs never mix.
     run_folder.check_output(out, args.model, args.config, cfg.to_dict(), args.resume, args.overwrite)
     run_folder.check_data_is_for(args.model, args.data)
     total_rows = spec.check_data(spec, cfg, args.data)

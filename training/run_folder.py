@@ -1,4 +1,4 @@
-"""Runs never mix (issue 18 item 3): what an --output folder holds, whose data --data is, and whether
+"""Runs never mix: what an --output folder holds, whose data --data is, and whether
 --init can be had without a download that will never come.
 
 Before, a second `training.run` into a run folder appended to its metrics.jsonl and left the old
@@ -82,7 +82,7 @@ def describe_run(out: Path) -> str | None:
 def config_differences(out: Path, config: dict) -> list[str]:
     """The fields of this run's resolved config that differ from those the folder's run was made with
     (ignoring the ones a resume may change, and fields one of the two configs does not have: a field
-    added or dropped since, e.g. mPMR's, which left the shared config for mPMR's recipe in issue 15)."""
+    added or dropped since, e.g. mPMR's, which moved from the shared config to mPMR's recipe)."""
     path = out / "train_config.json"
     if not path.exists():
         return []

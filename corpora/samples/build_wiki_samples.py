@@ -12,7 +12,7 @@ disambiguation page and a talk page. Each dump also holds the damage the reader 
 survive: a malformed page, a page that is not UTF-8, an empty page, a self-link, links to missing
 pages and a redirect loop.
 
-The job keeps entities with at least 10 mentions in en and 5 elsewhere (DESIGN.md §2, stage 4);
+The job keeps entities with at least 10 mentions in en and 5 elsewhere (docs/design.md §2, stage 4);
 mentions are links in prose (links inside templates, tables, refs and file captions are dropped). The
 themes are chosen so that a few entities per language clear that bar: `--check` counts them.
 

@@ -61,8 +61,8 @@ dumping the arrays, not by hand):
 - Disambiguator extension: wikimedia/mediawiki-extensions-Disambiguator,
   Disambiguator.i18n.magic.php at commit efd7214dd6e391bc659debb3cece79884f3710d5.
 
-Spot-checked against the siteinfo ``<namespaces>`` of the real dumps in
-/work/shared/data/wikipedia/{el,vi,ja,de,en}wiki-excerpt.xml.bz2: every File (6) and Category (14)
+Spot-checked against the siteinfo ``<namespaces>`` of the real el, vi, ja, de and en excerpts
+(``../shared/data/wikipedia``, docs/install.md): every File (6) and Category (14)
 name declared there appears in ``namespace_names`` (ja's siteinfo names 10/12/14 in English
 ``Template``/``Help``/``Category``, which ja.wikipedia configures; the ja file's localised names are
 also kept).

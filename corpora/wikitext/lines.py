@@ -231,8 +231,8 @@ def _html_heading(match: re.Match) -> str:
 # read "109" (uk "«гіга» (109)", "1,2×10−10 м" in the real dumps). After a letter a superscript stays
 # glued, as plain text writes units ("km2"). After a formula (its nowiki edge, \x06) it is the
 # formula's power: el "∣Ψ(x,y,z,t)∣<sup>2</sup>" is "∣Ψ(x,y,z,t)∣^2", not "…∣2".
-# The lookbehind follows the "<" so that `re` skips from "<" to "<" in C: opening the pattern, it was
-# tried at every character (0.041 against 0.0015 s on the English excerpt's 1.8 MB with a tag).
+# The lookbehind follows the "<" so that `re` skips from "<" to "<" in C: opening the pattern, it
+# would be tried at every character.
 _NUMERIC_SUPERSCRIPT_RE = re.compile(r"<(?<=[\d\x06]<)sup\s*>\s*((?:[-−+]|&minus;)?\d+)\s*</sup\s*>", re.IGNORECASE)
 
 

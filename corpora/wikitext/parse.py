@@ -5,11 +5,10 @@ files, categories and interlanguage links gone; link, bold/italic, list, heading
 kept. Unlike WikiExtractor, every article link comes back as an `Anchor` whose offsets index the
 final text exactly.
 
-Why a hand-written scanner: this is the hot spot of the whole job, and neither library reaches
-WikiExtractor's speed (~4-5 MB of wikitext per CPU-second), the target. Measured on the enwiki excerpt
-by `benchmarks/wikitext_parsers.py` (one core, text and exact anchors built from each one's output):
-mwparserfromhell ~1.2 MB/s (its tokenizer alone is ~1.7), wikitextparser ~3.4-4.5 MB/s, this module
-~10-12 MB/s, with the best link recall of the three (99.96% of an independent regex reading).
+Why a hand-written scanner: this is the hot spot of the whole job, and neither mwparserfromhell nor
+wikitextparser reaches WikiExtractor's speed, the target, once text and exact anchors are built from
+its output; this module is faster than all three and keeps the most links
+(`benchmarks/wikitext_parsers.py`, figures in benchmarks/README.md).
 
 How it works: a few passes over the whole page, each a C-speed regex or `str.find` scan with Python
 work only per construct (per template, per link, per line holding quotes), never per character:
@@ -31,7 +30,7 @@ the markers and the repair at a cut corpora/wikitext/markers.py; 6 is here.
 The hottest steps (the link pass, markers to offsets, the template and table scan, quotes, tidy's
 first steps) also exist compiled, in corpora/wikitext/compiled_passes.pyx, which `pip install` builds with
 Cython where a C compiler is at hand: the same output byte for byte (tests/test_wikitext_speedups.py
-parses every real page both ways), the parse about 1.9x faster. These Python modules stay the
+parses every real page both ways), the parse about twice as fast. These Python modules stay the
 reference, and run when the module is missing or XLU_PURE_PYTHON=1 (corpora/wikitext/passes.py).
 
 Markers are control characters that cannot occur in a dump (XML 1.0 forbids them; they are deleted
@@ -159,8 +158,7 @@ def plain_text_and_anchors(text: str, targets: list[str]) -> tuple[str, list[Anc
     nothing here and goes first. Bold marks sit in the lead, so only the text up to the last of them
     (and to the link after it) takes the general scan; the rest holds only links and is cut with
     str.split, which finds one character faster than a regular expression finds a class of them (this
-    pass was a quarter of the parser's time: 0.70 CPU-s on the four excerpts, 0.51 with this and
-    str.replace)."""
+    pass is among the parser's most expensive; benchmarks/README.md)."""
     if NOWIKI_EDGE in text:
         text = text.replace(NOWIKI_EDGE, "")
     pieces: list[str] = []

@@ -22,8 +22,8 @@ _EMPTY_MARKUP_RE = re.compile("\x01[0-9]+\x1f\x02|\x04\x05|\x06\x06")
 # The pattern opens with one character class, the union of the alternatives' first characters, and
 # each alternative checks with a lookbehind which character that was: `re` then skips in C to the
 # next bracket or separator (it cannot when a pattern opens with a lookahead or with a choice
-# between classes). Same matches as the three alternatives side by side, 2-2.7x faster on the real
-# excerpts (en 0.024 -> 0.010 s per 5.7 MB of wikitext).
+# between classes). Same matches as the three alternatives side by side, and faster
+# (benchmarks/README.md).
 _RESIDUE_RE = re.compile(
     r"(?P<first>[(\[（［;,、，；])(?:"
     r"(?<=[(\[（［])[\s\x06]*(?:[;,:、，；：/–—-][\s\x06]*)*[)\]）］]"  # not ".": "(...)" elides, "(.)" names a stop
@@ -126,8 +126,8 @@ _NAVIGATION_ITEM_CHARS = 30
 # Every residue holds one of these pairs: "( ", "(;", "(,", "(:", "()", " )", ";)", ",)", "[ ", "[]",
 # " ]", "[;", "[,", "（", "［", or one with a nowiki edge for its space ("(\x06)": "(''{{x}}'')" leaves
 # one between its italic toggles; real frwiki writes "(''{{langue|de|texte=…}}'')"). One scan finds
-# whether a page has any (it opens at a bracket, rarer than spaces and separators; 2.5x faster than
-# 15 `in` tests on en, el and vi), and spares most pages the repair.
+# whether a page has any (it opens at a bracket, rarer than spaces and separators; faster than
+# 15 `in` tests), and spares most pages the repair.
 _RESIDUE_PAIR_RE = re.compile(r"[(\[（［)\]](?:(?<=\()[ ;,:)\x06]|(?<=\[)[ \];,\x06]|(?<=[ ;,\x06]\))|(?<=[ \x06]\])|(?<=[（［]))")
 
 

@@ -109,7 +109,7 @@ def sinkhorn_plan(marginal: np.ndarray, cost: np.ndarray, reg: float = REGULARIS
     iteration at smaller ε or reg.
     """
     marginal = np.asarray(marginal, dtype=np.float64)
-    import ot  # here, not at the top: POT imports torch (3 CPU-s), which --help and the plan never need
+    import ot  # here, not at the top: POT imports torch (seconds of CPU), which --help and the plan never need
 
     plan, log = ot.sinkhorn(marginal, marginal, np.asarray(cost, dtype=np.float64), reg, method="sinkhorn_log",
                             numItermax=max_iterations, stopThr=stop_threshold, log=True, warn=False)

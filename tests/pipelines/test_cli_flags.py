@@ -1,4 +1,4 @@
-"""Unknown flags are an error on every command (DESIGN.md §6, issue 18 item 1): one line on stderr that
+"""Unknown flags are an error on every command (docs/design.md §6, issue 18 item 1): one line on stderr that
 names the nearest flag, exit status 2, before anything runs; Beam's own options still pass.
 
 In process (the commands' real `run`/`main`), plus one real process per side for the exit status.

@@ -1,5 +1,5 @@
 """CLISM data: clism_pairs rows (word level) -> the joint input, its [QUE] questions, MLM targets and
-the CACR source pass (subword level). CLISM paper §3.1–3.3; DESIGN.md §2 (the masked source is made
+the CACR source pass (subword level). CLISM paper §3.1–3.3; docs/design.md §2 (the masked source is made
 here, at training time, so that one Parquet serves several masking choices).
 
 Joint input (XLM-R pair encoding, the paper's `[CLS] ŝˢ [SEP] sᵗ [SEP]`):
@@ -22,7 +22,7 @@ MLM (§3.3, footnote 4; BERT's recipe): round(15%) of the eligible tokens, at le
 80% of them become <mask>, 10% a random ordinary token, 10% stay. Never eligible: special tokens,
 `[QUE]`, and the answer tokens of the questions (masking them would hide the labels).
 
-Randomness (span choice, MLM) comes from a generator seeded by (seed, pair id) only (DESIGN.md §6), so
+Randomness (span choice, MLM) comes from a generator seeded by (seed, pair id) only (docs/design.md §6), so
 a row is masked the same way whatever the worker, rank, batch or resume. This is static masking, as in
 BERT; the paper's run (15K steps x 64 = 0.96M pairs, about one pass over its 1M pairs) sees each pair
 about once, so dynamic masking would change nothing there.

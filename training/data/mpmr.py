@@ -10,7 +10,7 @@ an answerable row with no spans at all (a sentence-pair label query) stays answe
 The query's anonymised entity, the word `[MASK]` in the Parquet rows (corpora/mrc/entity_masking.py),
 becomes the tokenizer's own mask token here, one id per occurrence: the XLM-R tokenizer would split
 the literal string into ordinary pieces ("[", "MASK", "]"), and the reference implementation feeds
-`tokenizer.mask_token` (issue 15, item 3). The Parquet keeps the readable word so that the data
+`tokenizer.mask_token`. The Parquet keeps the readable word so that the data
 does not depend on a tokenizer.
 """
 from __future__ import annotations

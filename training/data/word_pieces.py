@@ -14,9 +14,10 @@ Zipf's law: after a few batches almost every word has been seen.
 
 Words of scripts written without spaces (Chinese, Japanese, Thai, ...). A pre-split word is a word
 after a space to an XLM-R-style (Metaspace) tokenizer, which puts "▁" before it: "東京 都 に" became
-▁ 東京 ▁ 都 ▁ に, a lone "▁" before almost every word: on real XQuAD paragraphs 1.35x (th) and 1.60x
-(zh) the subwords of the text as XLM-R read it in pre-training (▁東京都 に...), where "▁" marks a real
-space and never sits between two Japanese characters. Encoded as below: 1.02x and 1.03x. So a word that follows its neighbour with no space in the text it came from
+▁ 東京 ▁ 都 ▁ に, a lone "▁" before almost every word: on real XQuAD paragraphs a third to a half
+more subwords (th, zh) than the text as XLM-R read it in pre-training (▁東京都 に...), where "▁"
+marks a real space and never sits between two Japanese characters. Encoded as below, within a few
+per cent of it. So a word that follows its neighbour with no space in the text it came from
 (where either side of the boundary is in such a script: the data jobs' words do not keep the
 spaces, and this is how those scripts are written) is encoded as a continuation, without the "▁".
 Its pieces are still its own (the same for every occurrence), so the cache holds; only the first word

@@ -1,7 +1,7 @@
 """XY-LENT data: the xy_corpus folder, the MRTD/TRTD batch stream and its collation (the recipe, with
 the configs, flags and hooks, is training/recipes/xylent.py).
 
-Data: the xy_corpus job's --output (pipelines/xy_corpus.py; DESIGN.md §2):
+Data: the xy_corpus job's --output (pipelines/xy_corpus.py; docs/design.md §2):
     mrtd/train-*.parquet        XY_MRTD_SCHEMA  packed monolingual sequences of ≤ 512 ids, `<s> …`
     trtd/train-*.parquet        XY_TRTD_SCHEMA  `<s> x </s> y </s>` and its length n_ids, order flipped at write time
     (checked against the folder's manifest.json first; folders of before have them under data/)

@@ -1,4 +1,4 @@
-"""Downstream tasks in the MRC formulation of the mPMR paper (Table 6; DESIGN.md §4).
+"""Downstream tasks in the MRC formulation of the mPMR paper (Table 6; docs/design.md §4).
 
 Every task is turned into MRC rows (`query_words`, `context_words`, `answers` as word spans,
 `answerable`), the exact input of `training.data.mpmr.MPMRCollator`, so that fine-tuning reuses

@@ -2,9 +2,8 @@
 
 The mPMR paper's code (PMR's QA/mQA/train-QA.py) and XTREME score MLQA with it and XQuAD with SQuAD
 v1.1 (training/tasks/squad.py). It differs from v1.1 in three ways, each worth up to tens of F1 points
-on non-English answers (measured on XQuAD files with perturbed answers: an answer with an article,
-de "die", es "el", vi "những", ar "ال": 16-20 points; zh with one character dropped: 7.4 against
-76.9): every Unicode punctuation mark is removed, not only ASCII's; each language's articles are;
+on non-English answers (an answer with an article, de "die", es "el", vi "những", ar "ال"; a zh
+answer with one character dropped): every Unicode punctuation mark is removed, not only ASCII's; each language's articles are;
 and Chinese is cut into characters (runs of other text stay whitespace words), so a Chinese answer
 earns partial credit as an English one does.
 

@@ -2,7 +2,7 @@
 sentence pairs). CoNLL files are already words.
 
 The mPMR pre-training data is word-tokenised per language (corpora/words.py, spaCy and friends); the
-training package never imports those backends (it reads only Parquet, DESIGN.md §3), and SQuAD-format
+training package never imports those backends (it reads only Parquet, docs/design.md §3), and SQuAD-format
 files do not say their language. So the split here is script-aware but language-free:
 
 * letters, digits and combining marks of space-separated scripts run together into one word

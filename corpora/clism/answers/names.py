@@ -133,10 +133,10 @@ def hold_place_to_capital(source_words: Sequence[str], target_words: Sequence[st
 
 # Adjectives of a place, written in lower case: a translation says "American officials" for "U.S.
 # officials" (sv amerikanska, fr américain, pl amerykańscy, ru британских, fi isobritannialaisille).
-# A helper found these among the answers the rule above lost: sv 20, fr 29, pl 22, ru 6, all of them
-# adjectives of a place but one; es, it and pt lost 17, 12 and 14 more (estadounidense, cinese,
-# britânicos). Endings by language, as the adjectives of countries and cities take them (with their
-# case and gender endings). Not el, whose lost answers held none.
+# Nearly all the right answers the rule above lost in sv, fr, pl, ru, es, it and pt were such
+# adjectives (estadounidense, cinese, britânicos; docs/clism_pairs.md, "Answers"). Endings by
+# language, as the adjectives of countries and cities take them (with their case and gender
+# endings). Not el, whose lost answers held none.
 _PLACE_ADJECTIVE_ENDINGS = {
     "sv": ("sk", "ska", "skt"), "da": ("sk", "ske"), "no": ("sk", "ske"), "nb": ("sk", "ske"),
     "fr": ("ain", "aine", "ains", "aines", "ais", "aise", "aises", "ien", "ienne", "iens", "iennes", "ique", "iques",

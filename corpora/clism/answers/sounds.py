@@ -4,11 +4,10 @@ Names are transliterated into these scripts letter by sound ("Munich" -> মি�
 স্টার্লিং, "Ilfracombe" -> इलफ्राकोम्ब), and Unicode names every letter of them by its sound (BENGALI
 LETTER MA, DEVANAGARI LETTER PHA). Where the aligner linked a name to another word, the first
 consonants differ: "Munich" -> দাঁড়াতো ("would stand"), "Sterling" -> পেল ("got"), "Ilfracombe"
--> गोलियां चलाईं ("fired shots"). Read on real NTREX pairs (fast_align), a helper found this kind in
-9 of 40 bn answers and 3 of 40 hi answers, and a first-consonant check caught 224 bn and 138 hi
-answers, 27 and 26 of 30 of them wrong: the right ones lost are names the language calls otherwise
-(India -> ভারত, Greece -> यूनान), and common nouns translated (Government -> সরকারের), which the
-caller leaves out.
+-> गोलियां चलाईं ("fired shots"). On real NTREX pairs this is the largest kind of wrong answer in bn,
+and the answers a first-consonant check removes are nearly all wrong (docs/clism_pairs.md,
+"Answers"): the right ones lost are names the language calls otherwise (India -> ভারত, Greece ->
+यूनान), and common nouns translated (Government -> সরকারের), which the caller leaves out.
 """
 from __future__ import annotations
 

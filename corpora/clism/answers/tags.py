@@ -1,16 +1,15 @@
 """A name's answer read by the parts of speech of its words (ja, ko, zh: corpora/word_tags.py).
 
-Read on real NTREX pairs (fast_align), a helper's reading of 40 answers a language and then counts
-over all of them: the aligner runs a name into the verb beside it, or links it to a verb or an
-ending alone, and those words are neither stop words nor particles:
+On real NTREX pairs (fast_align) the aligner runs a name into the verb beside it, or links it to a
+verb or an ending alone, and those words are neither stop words nor particles (counts and how many
+were wrong: docs/clism_pairs.md, "Answers"):
   * ja: "Baton Rouge" -> バトン ・ ルージュ で 育ち ("grew up in"), "Jaguar Land Rover" -> 懸念 を
-    示し, "Clark" -> 述べ ("said"): 138 of 3,179 answers had a verb or an auxiliary at an edge or no
-    noun at all, about 137 of them wrong;
+    示し, "Clark" -> 述べ ("said"): a verb or an auxiliary at an edge, or no noun at all;
   * ko: "Italy" -> 싸운다 ("fights"), "Hill" -> 보도 했 ("reported"), "the White House" -> 은 백악관:
-    101 answers had no noun, 21 held a verb's ending (EP, EF), 27 opened on a particle; 121 of the
-    122 rejected were wrong (Paris -> 파리, which MeCab tags a verb, was right).
-  * zh: "Australia" -> 挽救 ("saved"), "Reuters" -> 路透社 未能 ("failed to"): 65 answers were only
-    verbs and adverbs, all wrong; 55 ended on a verb, 36 of them right without it.
+    no noun, a verb's ending (EP, EF), or a leading particle (Paris -> 파리, which MeCab tags a verb,
+    is the rare right answer lost);
+  * zh: "Australia" -> 挽救 ("saved"), "Reuters" -> 路透社 未能 ("failed to"): only verbs and
+    adverbs (always wrong), or a trailing verb (mostly right without it).
 A leading adjective stays (少なく とも 50 is right): only verbs and auxiliaries are cut, and the
 particles their cut leaves at the edge with them.
 """

@@ -40,8 +40,8 @@ def split_at_clause_comma(answer: Sequence[str], start: int) -> tuple[int, int] 
     commas standing between two of its words, not between two digits ("1 , 127" as a tokeniser may
     write 1,127): such an answer ran into the next clause ("40 per cent" -> 学生 中 ， 40%; 42 of 44
     read on real NTREX pairs were wrong), and the one side that holds a digit is the value: "1996 ,
-    προκαλώντας" -> 1996, "prima metà del 2019 , secondo" -> prima metà del 2019 (a helper read 33 of
-    39 such answers as right so cut). The whole answer when it has no such comma; None when no side,
+    προκαλώντας" -> 1996, "prima metà del 2019 , secondo" -> prima metà del 2019 (most such answers are
+    right so cut). The whole answer when it has no such comma; None when no side,
     or more than one, holds a digit ("this week" -> これ は 、 今週)."""
     cuts = _clause_commas(answer)
     if not cuts:
