@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from corpora import manifests
+from corpora.outputs import manifests
 
 
 def squad_answers(context_words: list[str], answers: list[dict]) -> tuple[str, list[dict]]:

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import yaml
 from apache_beam.io.filesystems import FileSystems
 
-from corpora.manifests import MANIFEST
+from corpora.outputs.manifests import MANIFEST
 from corpora.schemas import DEAD_LETTER_SCHEMA, STATS_SCHEMA
 
 CARD = "README.md"

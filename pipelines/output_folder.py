@@ -1,4 +1,4 @@
-"""A data job's --output as a transaction (DESIGN.md §6, docs/manifest.md): locked, written into a
+"""A data job's --output as a transaction (docs/design.md §6, docs/manifest.md): locked, written into a
 staging folder beside it, published with its manifest at the end, and absent or untouched otherwise.
 
     transaction = OutputTransaction(output, job, command, overwrite).begin()   # lock, checks, staging
@@ -26,9 +26,9 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from corpora import manifests
-from corpora.manifests import DATA_JOB, LEGACY_DATA_MARKER, MANIFEST
-from corpora.output_lock import OutputLock, OutputLocked
+from corpora.outputs import manifests
+from corpora.outputs.manifests import DATA_JOB, LEGACY_DATA_MARKER, MANIFEST
+from corpora.outputs.lock import OutputLock, OutputLocked
 from pipelines.input_checks import UsageError
 
 # What a data job writes at the top of its --output; an earlier run's are replaced, other entries kept.
@@ -127,7 +127,7 @@ class CloudLock:
         if FileSystems.exists(self.path):
             with FileSystems.open(self.path, compression_type=_RAW) as f:
                 holder = json.loads(f.read() or b"{}")
-            from corpora.output_lock import _process_alive, describe_holder
+            from corpora.outputs.lock import _process_alive, describe_holder
             gone = holder.get("host") == socket.gethostname() and isinstance(holder.get("pid"), int) \
                 and not _process_alive(holder["pid"])
             if not gone:

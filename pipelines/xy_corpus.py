@@ -28,7 +28,8 @@ import sentencepiece as spm
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from corpora import language_check, manifests
+from corpora import language_check
+from corpora.outputs import manifests
 from corpora.xy import sinkhorn
 from corpora.xy import vocap
 from corpora.xy import shards as xy_shards

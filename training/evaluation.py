@@ -44,7 +44,7 @@ class EvalDataError(ValueError):
 # ---- held-out data ----
 
 def _root(data_dir: str | Path, flag: str = "--data") -> Path:
-    return data_root(data_dir, flag)  # the job's --output, or a folder inside it (corpora/manifests.py)
+    return data_root(data_dir, flag)  # the job's --output, or a folder inside it (corpora/outputs/manifests.py)
 
 
 def split_files(root: Path, sub: str, split: str, flag: str) -> list[Path]:

@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 
 import pyarrow.parquet as pq
 
-from corpora import manifests
+from corpora.outputs import manifests
 from corpora.schemas import SCHEMA_NAME_KEY
 
 DATA_JOB_MARKER = ".xlu-job"  # what pipelines.common writes in a data job's --output (training never imports it)

@@ -358,7 +358,7 @@ def main(argv=None) -> int:
 
     from corpora.schemas import MRC_SCHEMA, SCHEMA_NAME_KEY, SchemaMismatch, check_schema
 
-    from corpora import manifests
+    from corpora.outputs import manifests
 
     if not Path(args.output).is_dir():
         sys.exit(f"python -m corpora.mrc.audit: {Path(args.output) / 'data'}: no Parquet files; give the --output "

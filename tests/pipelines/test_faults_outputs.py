@@ -18,8 +18,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from corpora import manifests
-from corpora.output_lock import OutputLock, OutputLocked, lock_path
+from corpora.outputs import manifests
+from corpora.outputs.lock import OutputLock, OutputLocked, lock_path
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -202,7 +202,7 @@ def test_second_job_into_the_same_output_is_refused_naming_the_first(tmp_path):
 
 def test_lock_of_a_killed_writer_is_taken_over_with_a_notice(tmp_path):
     out = tmp_path / "out"
-    holder = subprocess.run([sys.executable, "-c", "import os, sys; from corpora.output_lock import lock_output; "
+    holder = subprocess.run([sys.executable, "-c", "import os, sys; from corpora.outputs.lock import lock_output; "
                              f"lock_output({str(out)!r}, 'killed'); os.kill(os.getpid(), 9)"], cwd=REPO)
     assert holder.returncode == -9 and lock_path(out).stat().st_size > 0
     notices = []

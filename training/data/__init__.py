@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from corpora import manifests
+from corpora.outputs import manifests
 from corpora.schemas import MRC_SCHEMA, SchemaMismatch, check_schema
 
 
@@ -86,7 +86,7 @@ class DataFolderError(DataError, FileNotFoundError):
 
 def data_root(data_dir: str | Path, flag: str = "--data") -> Path:
     """The data job's output folder that DIR stands for (the folder, or one inside it: data/, mrtd/):
-    the project's one rule, corpora/manifests.py's resolve_data_folder."""
+    the project's one rule, corpora/outputs/manifests.py's resolve_data_folder."""
     try:
         return manifests.resolve_data_folder(data_dir, flag)
     except manifests.ManifestError as e:
@@ -96,7 +96,7 @@ def data_root(data_dir: str | Path, flag: str = "--data") -> Path:
 def list_shards(data_dir: str | Path, split: str = "train", table: str | None = None, required: bool = True,
                 flag: str = "--data") -> list[Path]:
     """The shards of one table's split (default: the job's rows) of a data job's output, once the whole
-    folder was checked against its manifest (files, rows, bytes, sha256; corpora/manifests.py).
+    folder was checked against its manifest (files, rows, bytes, sha256; corpora/outputs/manifests.py).
     DIR may be the job's --output or a folder inside it. A folder of shards without a manifest (made
     by hand) is read as found, with a warning; one an older job wrote without a manifest is refused."""
     try:

@@ -45,7 +45,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA, XY_TRTD_SCHEMA_V1, check_schema
 from corpora.xy.vocap import PAD_ID
-from corpora import manifests
+from corpora.outputs import manifests
 from training.data import (DataFolderError, ParquetBatches, _rng, check_shards, data_root, list_shards, read_metadata,
                            read_row_group, read_table)
 
@@ -53,7 +53,7 @@ from training.data import (DataFolderError, ParquetBatches, _rng, check_shards, 
 # ---- the data folder ----
 
 def _root(data_dir: str | Path) -> Path:
-    return data_root(data_dir)  # the job's --output, or a folder inside it (corpora/manifests.py)
+    return data_root(data_dir)  # the job's --output, or a folder inside it (corpora/outputs/manifests.py)
 
 
 def shards(data_dir: str | Path, task: str) -> list[Path]:

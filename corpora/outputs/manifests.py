@@ -227,7 +227,7 @@ def resolve_data_folder(path: str | os.PathLike, flag: str = "--data") -> Path:
     if not given.exists():
         staging = staging_path(given)
         if staging.is_dir():
-            from corpora.output_lock import current_holder, describe_holder
+            from corpora.outputs.lock import current_holder, describe_holder
             holder = current_holder(given)
             why = (f"a data job is writing it ({describe_holder(holder)}); wait for it to end" if holder else
                    "a data job that was writing it did not finish (its staging folder is beside it); rerun the job")
