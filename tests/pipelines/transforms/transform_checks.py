@@ -1,0 +1,36 @@
+"""What the transform tests share: stats summed as the jobs' WriteStats sums them, and a matcher for
+the counts a test names (a transform's stats hold more metrics than one test is about)."""
+from __future__ import annotations
+
+import apache_beam as beam
+from apache_beam.testing.util import BeamAssertException
+
+
+def summed(stats, label: str = "SumStats"):
+    """((lang, metric), n) tallies of every bundle -> one total per (lang, metric)."""
+    return stats | label >> beam.CombinePerKey(sum)
+
+
+def counts_include(expected: dict):
+    """A matcher: each named (lang, metric) total has its value (absent counts as 0)."""
+
+    def check(actual):
+        totals = dict(actual)
+        wrong = {key: (totals.get(key, 0), want) for key, want in expected.items() if totals.get(key, 0) != want}
+        if wrong:
+            raise BeamAssertException(f"stats (got, expected): {wrong}; all stats: {sorted(totals.items())}")
+
+    return check
+
+
+def check_each(predicate, what: str):
+    """A matcher: `predicate` holds for every element, and there is at least one."""
+
+    def check(actual):
+        if not actual:
+            raise BeamAssertException(f"no elements to check that {what}")
+        failing = [a for a in actual if not predicate(a)]
+        if failing:
+            raise BeamAssertException(f"{len(failing)} of {len(actual)} elements break '{what}', e.g. {failing[0]!r}")
+
+    return check
