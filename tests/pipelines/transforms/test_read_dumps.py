@@ -36,7 +36,7 @@ def dumps(tmp_path) -> list[DumpSpec]:
 
 def test_every_page_once_and_each_loss_dead_lettered_with_its_reason(tmp_path):
     specs = dumps(tmp_path)
-    assert len(list(plan_reads(specs[1], 1))) == 3  # the fr dump is read as three byte ranges
+    assert len(list(plan_reads(specs[1], 1))) == 4  # the fr dump as byte ranges: the header, three page streams
     with test_pipeline.TestPipeline() as p:
         read = p | ReadDumps(specs, streams_per_range=1, max_page_bytes=MAX_PAGE_BYTES)
         pages = read["pages"] | "IdAndTitle" >> beam.MapTuple(lambda lang, page: (lang, page.page_id, page.title, page.ns))
