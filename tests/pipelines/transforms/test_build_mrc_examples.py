@@ -16,7 +16,7 @@ from corpora.wiki.languages import wiki_language
 from corpora.words import get_tokenizer
 from pipelines.wiki_mrc import BuildMrcExamples
 
-from transform_checks import check_each, counts_include, summed
+from transform_checks import assert_outputs, check_each, counts_include, summed
 
 PAGES = [
     RawPage(1, "Alpha", 0, None, "'''Alpha''' is the first letter of the Greek script, used for many things."),
@@ -79,7 +79,7 @@ EXAMPLES = [  # (id, entity, answerable, mention page) for seed 0: two of Alpha'
 
 
 def examples_follow_the_rules(rows):
-    """One matcher for every row fact (each assert_that adds its own stages to the pipeline)."""
+    """Which examples are built, and the rules each one follows."""
     equal_to(EXAMPLES)([(r["id"], r["entity"], r["answerable"], r["mention_page"]) for r in rows])
     check_each(query_masks_the_entity, "the query masks the entity")(rows)
     check_each(answer_is_the_link_s_words, "the answer span is the link's words")([r for r in rows if r["answerable"]])
@@ -95,18 +95,20 @@ def test_entities_at_the_threshold_answers_are_anchors_unanswerable_contexts_nev
     with test_pipeline.TestPipeline() as p:
         pages = p | beam.Create([("en", page) for page in PAGES])
         rows, bundles, stats, dead = build(pages, 0, "Build")
-        assert_that(rows, examples_follow_the_rules, label="Examples")
-        assert_that(bundles | "BundleEntities" >> beam.Map(lambda b: (b.lang, b.entity, b.query.definition_page)),
-                    equal_to([("en", "Alpha", 1), ("en", "Gamma", 2)]), label="Bundles")
-        assert_that(dead | "Reasons" >> beam.Map(lambda d: (d["source"], d["record_id"], d["stage"], d["reason"])),
-                    equal_to([("en", "16", "parse", "empty_redirect_target")]), label="DeadLetters")
-        assert_that(summed(stats), counts_include({
-            ("en", "pages/article"): 9, ("en", "pages/redirect"): 1, ("en", "pages/dead_letter"): 1,
-            ("en", "pages/other_namespace"): 1, ("en", "mentions/links"): 6, ("en", "mentions/of_kept_entity"): 5,
-            ("en", "mentions/of_rare_entity"): 1, ("en", "entities/above_min_mentions"): 2,
-            ("en", "entities/below_min_mentions"): 1, ("en", "entities/with_examples"): 2,
-            ("en", "examples/answerable"): 4, ("en", "examples/unanswerable"): 4,
-        }), label="Stats")
+        assert_outputs({
+            "examples": (rows, examples_follow_the_rules),
+            "bundles": (bundles | "BundleEntities" >> beam.Map(lambda b: (b.lang, b.entity, b.query.definition_page)),
+                        equal_to([("en", "Alpha", 1), ("en", "Gamma", 2)])),
+            "dead letters": (dead | "Reasons" >> beam.Map(lambda d: (d["source"], d["record_id"], d["stage"], d["reason"])),
+                             equal_to([("en", "16", "parse", "empty_redirect_target")])),
+            "stats": (summed(stats), counts_include({
+                ("en", "pages/article"): 9, ("en", "pages/redirect"): 1, ("en", "pages/dead_letter"): 1,
+                ("en", "pages/other_namespace"): 1, ("en", "mentions/links"): 6, ("en", "mentions/of_kept_entity"): 5,
+                ("en", "mentions/of_rare_entity"): 1, ("en", "entities/above_min_mentions"): 2,
+                ("en", "entities/below_min_mentions"): 1, ("en", "entities/with_examples"): 2,
+                ("en", "examples/answerable"): 4, ("en", "examples/unanswerable"): 4,
+            })),
+        })
 
 
 def test_same_pages_in_another_order_and_the_same_seed_give_the_same_examples():

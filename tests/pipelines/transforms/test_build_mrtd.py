@@ -11,7 +11,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from corpora.xy.vocap import BOS_ID, EOS_ID
 from pipelines.xy_transforms import BuildMrtd
 
-from transform_checks import summed, write_tiny_vocab
+from transform_checks import assert_outputs, summed, write_tiny_vocab
 
 ZERO_WIDTH_SPACE = "\u200b"  # survives strip() but SentencePiece's normaliser removes it: no ids
 
@@ -40,20 +40,20 @@ def test_lines_packed_in_file_order_per_group_and_bad_lines_dead_lettered(tmp_pa
     files = [("en", "en.txt", str(en)), ("fr", "fr.txt", str(fr))]
     with test_pipeline.TestPipeline() as p:
         rows, stats, dead = p | beam.Create(files) | BuildMrtd(str(vocab_path), max_len=64, pack_lines=2)
-        assert_that(rows | "Fields" >> beam.Map(lambda r: (r["id"], r["lang"], r["input_ids"])),
-                    equal_to(expected_rows), label="Rows")
-        assert_that(dead | "Reasons" >> beam.Map(lambda d: (d["source"], d["record_id"], d["stage"], d["reason"])),
-                    equal_to([(str(en), "4", "read", "not_utf8"), ("en/en.txt", "6", "tokenise", "empty")]),
-                    label="DeadLetters")
         line_tokens = {lang: sum(len(ids[t]) for t in texts) for lang, texts in
                        (("en", ("hello world", "the cat", "a dog")), ("fr", ("un chat", "deux chats", "trois")))}
-        assert_that(summed(stats), equal_to([
-            (("en", "read/lines"), 6), (("en", "read/empty"), 1), (("en", "read/not_utf8"), 1),
-            (("en", "tokenise/empty"), 1), (("en", "mrtd/lines"), 3), (("en", "mrtd/sequences"), 3),
-            (("en", "mrtd/line_tokens"), line_tokens["en"]), (("en", "mrtd/tokens"), line_tokens["en"] + 3 + 3),
-            (("fr", "read/lines"), 3), (("fr", "mrtd/lines"), 3), (("fr", "mrtd/sequences"), 2),
-            (("fr", "mrtd/line_tokens"), line_tokens["fr"]), (("fr", "mrtd/tokens"), line_tokens["fr"] + 2 + 3),
-        ]), label="Stats")
+        assert_outputs({
+            "rows": (rows | "Fields" >> beam.Map(lambda r: (r["id"], r["lang"], r["input_ids"])), equal_to(expected_rows)),
+            "dead letters": (dead | "Reasons" >> beam.Map(lambda d: (d["source"], d["record_id"], d["stage"], d["reason"])),
+                             equal_to([(str(en), "4", "read", "not_utf8"), ("en/en.txt", "6", "tokenise", "empty")])),
+            "stats": (summed(stats), equal_to([
+                (("en", "read/lines"), 6), (("en", "read/empty"), 1), (("en", "read/not_utf8"), 1),
+                (("en", "tokenise/empty"), 1), (("en", "mrtd/lines"), 3), (("en", "mrtd/sequences"), 3),
+                (("en", "mrtd/line_tokens"), line_tokens["en"]), (("en", "mrtd/tokens"), line_tokens["en"] + 3 + 3),
+                (("fr", "read/lines"), 3), (("fr", "mrtd/lines"), 3), (("fr", "mrtd/sequences"), 2),
+                (("fr", "mrtd/line_tokens"), line_tokens["fr"]), (("fr", "mrtd/tokens"), line_tokens["fr"] + 2 + 3),
+            ])),
+        })
 
 
 def test_a_group_longer_than_max_len_opens_new_sequences_whole_lines_first(tmp_path, vocab):

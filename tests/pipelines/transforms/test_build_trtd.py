@@ -10,7 +10,7 @@ import apache_beam as beam
 import pyarrow.parquet as pq
 import pytest
 from apache_beam.testing import test_pipeline
-from apache_beam.testing.util import assert_that, equal_to
+from apache_beam.testing.util import equal_to
 
 from corpora.schemas import XY_PAIR_PROBS_SCHEMA, check_schema
 from corpora.xy import shards as xy_shards
@@ -19,7 +19,7 @@ from corpora.xy.shards import BitextSource
 from corpora.xy.vocap import BOS_ID, EOS_ID
 from pipelines.xy_transforms import ALL, BuildTrtd
 
-from transform_checks import counts_include, summed, write_tiny_vocab
+from transform_checks import assert_outputs, counts_include, summed, write_tiny_vocab
 
 SEED, MAX_LEN, TEMPERATURE, TRTD_PAIRS = 3, 24, 5.0, 20
 FR_AR = [("un chat", "قطة"), ("deux chats", "شكرا"), ("trois", "صباح الخير"), ("le chien", "قطة")]
@@ -70,18 +70,20 @@ def test_every_usable_pair_once_flipped_by_its_seeded_coin_and_bad_lines_dead_le
         rows, stats, dead = p | beam.Create(bitext(tmp_path)) | BuildTrtd(options(tmp_path, "once"), str(vocab_path))
         fields = rows | "Fields" >> beam.Map(lambda r: (r["id"], r["src_lang"], r["tgt_lang"], r["input_ids"], r["n_ids"],
                                                         r["src_len"], r["flipped"]))
-        assert_that(fields, equal_to(expected), label="Rows")
-        assert_that(dead | "Reasons" >> beam.Map(lambda d: (d["source"], d["record_id"], d["stage"], d["reason"])),
-                    equal_to([(fr_ar, "fr-ar/fr-ar.tsv:7", "read", "no_separator"),
-                              ("ar-fr", "fr-ar/fr-ar.tsv:5", "tokenise", "empty"),
-                              ("ar-fr", "fr-ar/fr-ar.tsv:6", "tokenise", "too_long")]), label="DeadLetters")
         flipped = collections.Counter(xy_shards.pair_key(r[1], r[2]) for r in expected if r[-1])
-        assert_that(summed(stats), counts_include({
-            ("ar-fr", "read/lines"): 7, ("ar-fr", "read/no_separator"): 1, ("ar-fr", "tokenise/empty"): 1,
-            ("ar-fr", "pairs/too_long"): 1, ("ar-fr", "pairs/usable"): 4, ("en-fr", "pairs/usable"): 3,
-            ("ar-fr", "trtd/rows"): 4, ("en-fr", "trtd/rows"): 3, (ALL, "trtd/target_rows"): 7,
-            ("ar-fr", "trtd/flipped"): flipped["ar-fr"], ("en-fr", "trtd/flipped"): flipped["en-fr"],
-        }), label="Stats")
+        assert_outputs({
+            "rows": (fields, equal_to(expected)),
+            "dead letters": (dead | "Reasons" >> beam.Map(lambda d: (d["source"], d["record_id"], d["stage"], d["reason"])),
+                             equal_to([(fr_ar, "fr-ar/fr-ar.tsv:7", "read", "no_separator"),
+                                       ("ar-fr", "fr-ar/fr-ar.tsv:5", "tokenise", "empty"),
+                                       ("ar-fr", "fr-ar/fr-ar.tsv:6", "tokenise", "too_long")])),
+            "stats": (summed(stats), counts_include({
+                ("ar-fr", "read/lines"): 7, ("ar-fr", "read/no_separator"): 1, ("ar-fr", "tokenise/empty"): 1,
+                ("ar-fr", "pairs/too_long"): 1, ("ar-fr", "pairs/usable"): 4, ("en-fr", "pairs/usable"): 3,
+                ("ar-fr", "trtd/rows"): 4, ("en-fr", "trtd/rows"): 3, (ALL, "trtd/target_rows"): 7,
+                ("ar-fr", "trtd/flipped"): flipped["ar-fr"], ("en-fr", "trtd/flipped"): flipped["en-fr"],
+            })),
+        })
     probs = pq.read_table(tmp_path / "pair_probs.parquet")
     check_schema(probs.schema, XY_PAIR_PROBS_SCHEMA, "pair_probs.parquet")
     with_data = {(r["src_lang"], r["tgt_lang"]): r for r in probs.to_pylist() if r["pairs"]}
@@ -104,5 +106,7 @@ def test_draws_by_pair_probs_repeat_each_pair_as_its_seeded_share_says(tmp_path,
             options(tmp_path, "pair_probs", TRTD_PAIRS), str(vocab_path))
         fields = rows | "Fields" >> beam.Map(lambda r: (r["id"], r["src_lang"], r["tgt_lang"], r["input_ids"], r["n_ids"],
                                                         r["src_len"], r["flipped"]))
-        assert_that(fields, equal_to(expected), label="Rows")
-        assert_that(summed(stats), counts_include({(ALL, "trtd/target_rows"): TRTD_PAIRS}), label="Stats")
+        assert_outputs({
+            "rows": (fields, equal_to(expected)),
+            "stats": (summed(stats), counts_include({(ALL, "trtd/target_rows"): TRTD_PAIRS})),
+        })

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import apache_beam as beam
 from apache_beam.testing import test_pipeline
-from apache_beam.testing.util import assert_that, equal_to
+from apache_beam.testing.util import equal_to
 
 from corpora.dumps.multistream import write_multistream
 from pipelines.beam_outputs import DEAD_LETTER, STATS
 from pipelines.wiki_dump_reading import DumpSpec, ReadDumps, plan_reads
 
 from test_dumps import FOOTER, HEADER, page_xml
-from transform_checks import summed
+from transform_checks import assert_outputs, summed
 
 MAX_PAGE_BYTES = 2_000
 FR_TITLES = ["Paris", "Lyon", "Marseille", "Nice", "Lille"]  # two pages a stream: three streams
@@ -40,19 +40,16 @@ def test_every_page_once_and_each_loss_dead_lettered_with_its_reason(tmp_path):
     with test_pipeline.TestPipeline() as p:
         read = p | ReadDumps(specs, streams_per_range=1, max_page_bytes=MAX_PAGE_BYTES)
         pages = read["pages"] | "IdAndTitle" >> beam.MapTuple(lambda lang, page: (lang, page.page_id, page.title, page.ns))
-        assert_that(pages, equal_to(
-            [("en", 1, "Alpha", 0), ("en", 3, "Beta", 0)]
-            + [("fr", 10 + k, t, 0) for k, t in enumerate(FR_TITLES)]
-            + [("de", 20 + k, t, 0) for k, t in enumerate(DE_TITLES)]), label="Pages")
-        texts = (read["pages"] | "Texts" >> beam.Filter(lambda lp: lp[0] == "en")
-                 | beam.MapTuple(lambda lang, page: page.text))
-        assert_that(texts, equal_to(["Alpha is a letter.", "Beta follows [[Alpha]]."]), label="Texts")
+        en_texts = (read["pages"] | "English" >> beam.Filter(lambda lang_page: lang_page[0] == "en")
+                    | "Texts" >> beam.MapTuple(lambda lang, page: page.text))
         dead = read[DEAD_LETTER] | "Reasons" >> beam.Map(lambda d: (d["source"], d["record_id"], d["stage"], d["reason"]))
-        assert_that(dead, equal_to([
-            (specs[0].path, "2", "read", "page_too_large"),
-            (specs[2].index_path, "index", "read", "bad_multistream_index"),
-        ]), label="DeadLetters")
-        assert_that(summed(read[STATS]), equal_to([
-            (("en", "pages/read"), 2), (("en", "read/page_too_large"), 1),
-            (("fr", "pages/read"), 5), (("de", "pages/read"), 3),
-        ]), label="Stats")
+        assert_outputs({
+            "pages": (pages, equal_to([("en", 1, "Alpha", 0), ("en", 3, "Beta", 0)]
+                                      + [("fr", 10 + k, t, 0) for k, t in enumerate(FR_TITLES)]
+                                      + [("de", 20 + k, t, 0) for k, t in enumerate(DE_TITLES)])),
+            "texts": (en_texts, equal_to(["Alpha is a letter.", "Beta follows [[Alpha]]."])),
+            "dead letters": (dead, equal_to([(specs[0].path, "2", "read", "page_too_large"),
+                                             (specs[2].index_path, "index", "read", "bad_multistream_index")])),
+            "stats": (summed(read[STATS]), equal_to([(("en", "pages/read"), 2), (("en", "read/page_too_large"), 1),
+                                                     (("fr", "pages/read"), 5), (("de", "pages/read"), 3)])),
+        })

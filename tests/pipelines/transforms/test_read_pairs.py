@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import apache_beam as beam
 from apache_beam.testing import test_pipeline
-from apache_beam.testing.util import assert_that, equal_to
+from apache_beam.testing.util import equal_to
 
 from corpora.bitext import PairSource
 from pipelines.beam_outputs import DEAD_LETTER, STATS
 from pipelines.clism_transforms import ReadPairs
 
-from transform_checks import summed
+from transform_checks import assert_outputs, summed
 
 FR_LINES = [
     "The  cat sleeps.\tLe chat dort.",
@@ -36,24 +36,25 @@ def test_good_pairs_in_batches_and_bad_lines_dead_lettered_with_their_reason(tmp
     with test_pipeline.TestPipeline() as p:
         read = p | ReadPairs(sources(tmp_path), max_words=5, batch_size=2)
         batches = read["pairs"] | "BatchIds" >> beam.Map(lambda batch: tuple(pair[0] for pair in batch))
-        assert_that(batches, equal_to([
-            ("en-fr/fr.tsv:1", "en-fr/fr.tsv:4"), ("en-fr/fr.tsv:6",), ("en-ar/train.en:1", "en-ar/train.en:2"),
-        ]), label="Batches")
         pairs = read["pairs"] | "Pairs" >> beam.FlatMap(lambda batch: [tuple(pair) for pair in batch])
-        assert_that(pairs, equal_to([
-            ("en-fr/fr.tsv:1", "fr", "The cat sleeps.", "Le chat dort."),
-            ("en-fr/fr.tsv:4", "fr", "Paris is big.", "Paris est grande."),
-            ("en-fr/fr.tsv:6", "fr", "One.", "Un."),
-            ("en-ar/train.en:1", "ar", "Good morning.", "صباح الخير."),
-            ("en-ar/train.en:2", "ar", "Thank you.", "شكرا."),
-        ]), label="Pairs")
         dead = read[DEAD_LETTER] | "Reasons" >> beam.Map(lambda d: (d["source"], d["record_id"], d["stage"], d["reason"]))
-        assert_that(dead, equal_to([
-            (fr_path, "en-fr/fr.tsv:2", "read", "empty"),
-            (fr_path, "en-fr/fr.tsv:3", "read", "no_separator"),
-            (fr_path, "en-fr/fr.tsv:5", "read", "too_long"),
-        ]), label="DeadLetters")
-        assert_that(summed(read[STATS]), equal_to([
-            (("en-fr", "read/lines"), 6), (("en-fr", "read/empty"), 1), (("en-fr", "read/no_separator"), 1),
-            (("en-fr", "read/too_long"), 1), (("en-ar", "read/lines"), 2),
-        ]), label="Stats")
+        assert_outputs({
+            "batches": (batches, equal_to([("en-fr/fr.tsv:1", "en-fr/fr.tsv:4"), ("en-fr/fr.tsv:6",),
+                                           ("en-ar/train.en:1", "en-ar/train.en:2")])),
+            "pairs": (pairs, equal_to([
+                ("en-fr/fr.tsv:1", "fr", "The cat sleeps.", "Le chat dort."),
+                ("en-fr/fr.tsv:4", "fr", "Paris is big.", "Paris est grande."),
+                ("en-fr/fr.tsv:6", "fr", "One.", "Un."),
+                ("en-ar/train.en:1", "ar", "Good morning.", "صباح الخير."),
+                ("en-ar/train.en:2", "ar", "Thank you.", "شكرا."),
+            ])),
+            "dead letters": (dead, equal_to([
+                (fr_path, "en-fr/fr.tsv:2", "read", "empty"),
+                (fr_path, "en-fr/fr.tsv:3", "read", "no_separator"),
+                (fr_path, "en-fr/fr.tsv:5", "read", "too_long"),
+            ])),
+            "stats": (summed(read[STATS]), equal_to([
+                (("en-fr", "read/lines"), 6), (("en-fr", "read/empty"), 1), (("en-fr", "read/no_separator"), 1),
+                (("en-fr", "read/too_long"), 1), (("en-ar", "read/lines"), 2),
+            ])),
+        })

@@ -5,10 +5,12 @@ from __future__ import annotations
 import apache_beam as beam
 import pyarrow.parquet as pq
 from apache_beam.testing import test_pipeline
-from apache_beam.testing.util import assert_that, equal_to
+from apache_beam.testing.util import equal_to
 
 from corpora.schemas import DEAD_LETTER_SCHEMA, check_schema
 from pipelines.beam_outputs import WriteDeadLetters
+
+from transform_checks import assert_outputs
 
 
 def record(source, record_id, stage, reason, excerpt=""):
@@ -29,10 +31,9 @@ def test_dead_letters_are_one_file_sorted_by_stage_then_source_with_their_reason
     clean = str(tmp_path / "clean" / "dead_letter" / "dead_letter-00000-of-00001.parquet")
     with test_pipeline.TestPipeline() as p:
         written = p | "Records" >> beam.Create(RECORDS) | "Write" >> WriteDeadLetters(str(tmp_path / "job"))
-        assert_that(written, equal_to([(path, 5)]))
         # A job without bad input still writes the (empty) file, so readers find what they expect.
         none = p | "NoRecord" >> beam.Create([], reshuffle=False) | "WriteNone" >> WriteDeadLetters(str(tmp_path / "clean"))
-        assert_that(none, equal_to([(clean, 0)]), label="EmptyFile")
+        assert_outputs({"written": (written, equal_to([(path, 5)])), "clean": (none, equal_to([(clean, 0)]))})
     check_schema(pq.read_schema(path), DEAD_LETTER_SCHEMA, path)
     rows = pq.read_table(path).to_pylist()
     assert [(r["stage"], r["source"], r["record_id"], r["reason"]) for r in rows] == [

@@ -5,10 +5,12 @@ from __future__ import annotations
 import apache_beam as beam
 import pyarrow.parquet as pq
 from apache_beam.testing import test_pipeline
-from apache_beam.testing.util import assert_that, equal_to
+from apache_beam.testing.util import equal_to
 
 from corpora.schemas import STATS_SCHEMA, check_schema
 from pipelines.beam_outputs import WriteStats
+
+from transform_checks import assert_outputs
 
 
 def stats_rows(path) -> list[tuple]:
@@ -23,10 +25,10 @@ def test_tallies_of_many_bundles_are_summed_per_language_and_metric_and_sorted(t
     ]
     with test_pipeline.TestPipeline() as p:
         written = p | "Tallies" >> beam.Create(tallies) | "WriteStats" >> WriteStats(str(tmp_path / "job"))
-        assert_that(written, equal_to([str(tmp_path / "job" / "stats.parquet")]))
         # A job that tallied nothing still gets its (empty) stats file: an output is complete or absent.
         none = p | "NoTally" >> beam.Create([], reshuffle=False) | "WriteNoStats" >> WriteStats(str(tmp_path / "idle"))
-        assert_that(none, equal_to([str(tmp_path / "idle" / "stats.parquet")]), label="IdleStatsFile")
+        assert_outputs({"written": (written, equal_to([str(tmp_path / "job" / "stats.parquet")])),
+                        "idle": (none, equal_to([str(tmp_path / "idle" / "stats.parquet")]))})
     assert stats_rows(tmp_path / "job" / "stats.parquet") == [
         ("all", "trtd/target_rows", 9), ("en", "read/empty", 1), ("en", "read/lines", 5), ("fr", "read/lines", 5),
     ]
