@@ -17,23 +17,23 @@ ROWS = [{"id": f"{lang}:{k}", "lang": lang, "n": k} for lang in ("en", "fr") for
 SHARDS = 12  # more shards than rows: some are certainly empty
 
 
-def shard_of(row) -> int:
-    return stable_hash(row["id"]) % SHARDS
+def shard_of(row_id: str) -> int:
+    return stable_hash(row_id) % SHARDS
 
 
 def test_rows_land_in_their_key_s_shard_in_key_order_and_every_shard_is_written(tmp_path):
     expected = [(str(tmp_path / "sorted" / f"train-{i:05d}-of-{SHARDS:05d}.parquet"),
-                 sum(shard_of(r) == i for r in ROWS)) for i in range(SHARDS)]
+                 sum(shard_of(r["id"]) == i for r in ROWS)) for i in range(SHARDS)]
     assert any(n == 0 for _, n in expected) and any(n > 1 for _, n in expected)
     with test_pipeline.TestPipeline() as p:
-        rows = p | beam.Create(ROWS)
+        rows = p | beam.Create(ROWS[::-1])  # in reverse key order
         written = rows | "Sorted" >> WriteParquetShards(str(tmp_path / "sorted"), "train", SCHEMA, SHARDS, row_group_rows=1)
         assert_that(written, equal_to(expected))
-    for path, n in expected:
+    for shard, (path, n) in enumerate(expected):
         table = pq.read_table(path)
         assert table.schema.equals(SCHEMA) and table.num_rows == n
         ids = table.column("id").to_pylist()
-        assert ids == sorted(ids) and all(shard_of({"id": i}) == int(path[-22:-17]) for i in ids)
+        assert ids == sorted(ids) and all(shard_of(i) == shard for i in ids)
         if n:  # row_group_rows=1: one row group a row
             assert pq.ParquetFile(path).metadata.num_row_groups == n
 
