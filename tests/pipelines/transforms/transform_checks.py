@@ -3,15 +3,17 @@ as the jobs' WriteStats sums them, matchers for named counts and for a fact of e
 tiny SentencePiece vocabulary."""
 from __future__ import annotations
 
+import io
+
 import apache_beam as beam
+import sentencepiece as spm
 from apache_beam.testing.util import BeamAssertException, assert_that
 
 
 def assert_outputs(matchers: dict, label: str = "CheckOutputs") -> None:
     """{name: (pcollection, matcher)} checked by one assert_that: the elements of each output go to
     its matcher (an `equal_to(...)` or any function that raises). One assert_that adds a dozen steps
-    whose construction costs DirectRunner ~0.5 CPU-s, ten times a Map; a test of four outputs with
-    four of them spent most of its time building them."""
+    that DirectRunner is slow to build, many times a Map's cost, so a test makes one, not one an output."""
     tagged = [pcoll | f"{label}Tag{name}" >> beam.Map(lambda element, name=name: (name, element))
               for name, (pcoll, _) in matchers.items()]
 
@@ -65,10 +67,6 @@ TINY_VOCAB_TEXT = ["hello world", "the cat sat on the mat", "a dog", "un chat", 
 def write_tiny_vocab(path):
     """A SentencePiece model with vocap's ids (<s> <pad> </s> <unk> <mask> = 0..4), trained in a
     tenth of a second on a few words of English, French and Arabic; returns its processor."""
-    import io
-
-    import sentencepiece as spm
-
     model = io.BytesIO()
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(TINY_VOCAB_TEXT * 5), model_writer=model, vocab_size=60, model_type="unigram",
