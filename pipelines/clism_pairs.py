@@ -140,6 +140,7 @@ def plan(opts) -> tuple[list[parallel.PairSource], str]:
         if not opts.allow_language_mismatch:
             check_side_languages(value, source, opts.pretokenized)
         sources.append(source)
+    input_checks.refuse_repeated_sources("--pairs", [(value, source.paths) for value, source in zip(specs, sources)])
     if opts.aligner == "eflomal":
         try:
             import eflomal  # noqa: F401

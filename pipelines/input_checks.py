@@ -178,8 +178,8 @@ def _has_separated_line(path: str, lines: int = 100) -> bool:
     """Does one of the first non-empty lines of a single parallel file hold a separator? A file of one
     language given alone would otherwise run to the end with every line dead-lettered and no rows."""
     seen = 0
-    with FileSystems.open(path) as f:
-        for raw in f:
+    with FileSystems.open(path) as f:  # compressed files are not iterable: read by lines
+        for raw in iter(f.readline, b""):
             if b"\t" in raw or b"|||" in raw:
                 return True
             seen += bool(raw.strip())
@@ -235,3 +235,24 @@ def check_parallel_inputs(flag: str, value: str, paths) -> None:
         if counts[0] != counts[1]:
             raise UsageError(f"--{flag} {value!r}: line counts differ: {paths[0]} has {counts[0]:,} lines, "
                              f"{paths[1]} has {counts[1]:,}; the files must be line-aligned")
+
+
+def refuse_repeated_files(flag: str, by_lang: dict[str, list[str]], record: str = "line") -> None:
+    """One input given twice, under any name or form (pipelines/input_identity.py), in one language
+    or two: one line before the run."""
+    from pipelines import input_identity
+
+    repeat = input_identity.first_repeat(
+        [(f"{flag} {lang}={path}", path) for lang, paths in sorted(by_lang.items()) for path in paths])
+    if repeat:
+        raise UsageError(input_identity.refusal(record, repeat))
+
+
+def refuse_repeated_sources(flag: str, sources: list[tuple[str, tuple[str, ...]]]) -> None:
+    """A parallel source given twice (its files under any name or form), or whose two sides are one
+    file: one line before the run. `sources` are (the flag's value, its files)."""
+    from pipelines import input_identity
+
+    repeat = input_identity.first_repeated_source([(f"{flag} {value}", paths) for value, paths in sources])
+    if repeat:
+        raise UsageError(input_identity.refusal("pair", repeat))

@@ -3,7 +3,6 @@ a multistream dump has its index (Wikimedia's `-multistream-index.txt.bz2`), els
 Damaged regions and unreadable indexes go to the dead letter; the rest of the dump is still read."""
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import sys
@@ -15,6 +14,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from corpora import dumps, multistream, siteinfo
 from corpora.languages import WikiLanguage, wiki_language
+from pipelines import input_identity
 from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 
 PROGRESS = logging.getLogger("xlu.progress")
@@ -61,8 +61,8 @@ def dump_form(path: str) -> tuple[str, str]:
 
 def same_pages_twice(paths: list[str]) -> str | None:
     """Why `paths` (one language's dumps) would read pages twice, or None: a file given twice (by
-    name, through a link or as a copy), or one dump in two forms (a pattern such as
-    "enwiki-2026-pages-articles*.bz2" matches all four)."""
+    name), or one dump in two forms by name (a pattern such as "enwiki-2026-pages-articles*.bz2"
+    matches all four)."""
     seen: dict[str, str] = {}
     forms: dict[str, dict[str, str]] = {}
     for path in paths:
@@ -76,22 +76,20 @@ def same_pages_twice(paths: list[str]) -> str | None:
         if len(by_form) > 1:
             examples = " and ".join(p.rsplit("/", 1)[-1] for p in list(by_form.values())[:2])
             return f"{examples} hold the same dump ({dump}) in {len(by_form)} forms ({', '.join(sorted(by_form))})"
-    by_content: dict[tuple, str] = {}
-    for path in paths:  # a symlink, or a copy under another name
-        key = _content_key(path)
-        if key in by_content:
-            return f"{by_content[key]} and {path} hold the same bytes"
-        by_content[key] = path
     return None
 
 
-def _content_key(path: str) -> tuple:
-    """Size and the first MiB's digest: two names of one file, or a copy, whatever they are called.
-    Reads 1 MiB a dump, once, before the job starts."""
-    size = FileSystems.match([path])[0].metadata_list[0].size_in_bytes
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        head = f.read(1 << 20)
-    return size, hashlib.sha1(head).hexdigest()
+def repeated_dumps(by_lang: dict[str, list[str]]) -> str | None:
+    """The one line that refuses dumps that would read pages twice, or None: a file given twice, one
+    dump in two forms (by name, or by content: pipelines/input_identity.py), in one language or two."""
+    for lang, paths in sorted(by_lang.items()):
+        twice = same_pages_twice(paths)
+        if twice:
+            return (f"--dump {lang}=…: {twice}: every page and row would be there twice; give each dump once "
+                    f"and in one form (e.g. only the multistream files)")
+    repeat = input_identity.first_repeat(
+        [(f"--dump {lang}={path}", path) for lang, paths in sorted(by_lang.items()) for path in paths])
+    return input_identity.refusal("page", repeat) if repeat else None
 
 
 def plan_reads(spec: DumpSpec, streams_per_range: int):

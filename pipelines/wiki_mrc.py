@@ -32,7 +32,7 @@ from pipelines.input_checks import UsageError
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from pipelines.wiki_dump_reading import (
     DumpSpec, ReadDumps, expected_index_name, language_profiles, multistream_index_for,
-    same_pages_twice,
+    repeated_dumps,
     siteinfo_namespaces,
 )
 from pipelines.wiki_mrc_entities import LinksByTargetFn, ResolveLinksFn, SelectMentionsFn, article_page_info
@@ -87,11 +87,10 @@ def plan(opts) -> tuple[list[DumpSpec], str]:
     else:
         by_lang = {lang: [path] for lang, path in sample_dump_paths().items()}
         logging.info("no --dump given: using the bundled sample dumps in %s", SAMPLE_DIR)
+    repeated = repeated_dumps(by_lang)
+    if repeated:
+        raise UsageError(repeated)
     for lang, paths in sorted(by_lang.items()):
-        twice = same_pages_twice(paths)
-        if twice:
-            raise UsageError(f"--dump {lang}=…: {twice}: every page and row would be there twice; give each dump "
-                             f"once and in one form (e.g. only the multistream files)")
         for path in paths:
             input_checks.check_dump("--dump", lang, path, opts.allow_language_mismatch)
     specs = [

@@ -181,7 +181,9 @@ def plan(opts):
                                 "e.g. --mono fr=fr.txt (or give neither flag for the bundled sample)")
     mono = input_checks.parse_lang_paths(mono_specs, "--mono", XY_LANGUAGES)
     input_checks.check_mono_text("--mono", mono)
+    input_checks.refuse_repeated_files("--mono", mono)
     sources = parse_bitext(bitext_specs)
+    input_checks.refuse_repeated_sources("--bitext", [(value, s.paths) for value, s in zip(bitext_specs, sources)])
     if not opts.allow_language_mismatch:
         for spec, source in zip(bitext_specs, sources):
             check_side_languages(spec, source)
