@@ -49,6 +49,7 @@ def read_index_offsets(index_fileobj: BinaryIO) -> list[int]:
         stream = io.BufferedReader(_Prefixed(head, rest))
     offsets: set[int] = set()
     last = None
+    top = -1
     try:
         for number, line in enumerate(stream, start=1):
             line = line.rstrip(b"\r\n")
@@ -60,6 +61,10 @@ def read_index_offsets(index_fileobj: BinaryIO) -> list[int]:
                 shown = line[:80].decode("utf-8", errors="replace")
                 raise ValueError(f"{name}: line {number}: expected 'offset:page_id:title', got {shown!r}")
             offset = int(parts[0])
+            if offset < top:  # streams follow one another in the file: an index going back lies
+                raise ValueError(f"{name}: line {number}: offset {offset} is before the previous line's {top}; "
+                                 f"an index lists streams in file order")
+            top = offset
             if offset != last:  # consecutive lines share an offset: ~100 pages per stream
                 offsets.add(offset)
                 last = offset
@@ -93,6 +98,34 @@ def stream_ranges(
     groups = [starts[i] for i in range(0, len(starts), streams_per_range)]
     ends: list[int | None] = [*groups[1:], file_size]
     return list(zip(groups, ends))
+
+
+# A bz2 stream starts "BZh" + block size digit, then its first block's magic (pi's digits) or, for
+# a stream without data, the end-of-stream magic (sqrt(pi)'s): ten bytes that name a stream start.
+_BLOCK_MAGIC = bytes.fromhex("314159265359")
+_END_MAGIC = bytes.fromhex("177245385090")
+STREAM_HEAD_BYTES = 10
+
+
+def is_stream_start(head: bytes) -> bool:
+    return (len(head) >= STREAM_HEAD_BYTES and head.startswith(_BZ2_MAGIC) and head[3:4] in b"123456789"
+            and head[4:10] in (_BLOCK_MAGIC, _END_MAGIC))
+
+
+def index_mismatch(fileobj: BinaryIO, offsets: list[int], file_size: int | None) -> str | None:
+    """Why `offsets` (sorted) are not stream starts of the dump open in `fileobj`, or None.
+
+    A reader sent to an offset inside a stream, or past the end, would lose the pages of the
+    streams it cannot decode; the caller reads the dump sequentially instead.
+    """
+    for offset in offsets:
+        if offset < 0 or (file_size is not None and offset >= file_size):
+            return f"offset {offset} is outside the {file_size}-byte dump"
+        fileobj.seek(offset)
+        head = fileobj.read(STREAM_HEAD_BYTES)
+        if not is_stream_start(head):
+            return f"offset {offset} is not the start of a bz2 stream (bytes there: {head[:STREAM_HEAD_BYTES].hex()})"
+    return None
 
 
 class MultistreamWriter:

@@ -92,24 +92,45 @@ def repeated_dumps(by_lang: dict[str, list[str]]) -> str | None:
     return input_identity.refusal("page", repeat) if repeat else None
 
 
-def plan_reads(spec: DumpSpec, streams_per_range: int):
+class PlanReadsFn(TallyingDoFn):
     """A multistream dump becomes byte ranges that workers read in parallel; others one read.
 
-    A damaged index must not lose the dump: the file is then read as one sequential stream
-    (a multistream file is a valid bz2 file) and the index goes to the dead letter.
+    An index that cannot be read, or whose offsets do not point at bz2 stream starts inside the file
+    (shifted, mid-stream, past the end, out of order), must not lose the dump: the file is then read
+    as one sequential stream (a multistream file is a valid bz2 file), the index goes to the dead
+    letter and the count `read/bad_multistream_index` gives the job's warning. On a local disk every
+    offset is checked; elsewhere, where each check is a request, the offsets the reads start at, the
+    only ones a read depends on (a range reads its streams one after another).
     """
-    if spec.index_path is not None:
-        try:
-            with FileSystems.open(spec.index_path, compression_type=CompressionTypes.UNCOMPRESSED) as index:
-                offsets = multistream.read_index_offsets(index)
-        except (ValueError, OSError, EOFError) as error:
-            yield dead_letter(spec.index_path, "index", "read", "bad_multistream_index", str(error))
-        else:
-            size = FileSystems.match([spec.path])[0].metadata_list[0].size_in_bytes
-            for start, end in multistream.stream_ranges(offsets, size, streams_per_range):
-                yield spec.lang, spec.path, start, end
-            return
-    yield spec.lang, spec.path, None, None
+
+    def __init__(self, streams_per_range: int):
+        self.streams_per_range = streams_per_range
+
+    def process(self, spec: DumpSpec):
+        if spec.index_path is not None:
+            try:
+                ranges = self._checked_ranges(spec)
+            except (ValueError, OSError, EOFError) as error:
+                self.tally("read", "bad_multistream_index", spec.lang)
+                yield dead_letter(spec.index_path, "index", "read", "bad_multistream_index",
+                                  f"{error}; the dump was read sequentially")
+            else:
+                for start, end in ranges:
+                    yield spec.lang, spec.path, start, end
+                return
+        yield spec.lang, spec.path, None, None
+
+    def _checked_ranges(self, spec: DumpSpec) -> list[tuple[int, int | None]]:
+        with FileSystems.open(spec.index_path, compression_type=CompressionTypes.UNCOMPRESSED) as index:
+            offsets = multistream.read_index_offsets(index)
+        size = FileSystems.match([spec.path])[0].metadata_list[0].size_in_bytes
+        ranges = multistream.stream_ranges(offsets, size, self.streams_per_range)
+        checked = offsets if "://" not in spec.path else [start for start, _ in ranges]
+        with FileSystems.open(spec.path, compression_type=CompressionTypes.UNCOMPRESSED) as dump:
+            problem = multistream.index_mismatch(dump, sorted({0, *checked}), size)
+        if problem:
+            raise ValueError(f"{spec.index_path} does not match {spec.path}: {problem}")
+        return ranges
 
 
 def siteinfo_namespaces(path: str) -> tuple:
@@ -176,7 +197,8 @@ class ReadDumps(beam.PTransform):
         planned = (
             pbegin
             | "Dumps" >> beam.Create(self.specs)
-            | "PlanByteRanges" >> beam.FlatMap(plan_reads, self.streams_per_range).with_outputs(DEAD_LETTER, main="reads")
+            | "PlanByteRanges" >> beam.ParDo(PlanReadsFn(self.streams_per_range)).with_outputs(
+                STATS, DEAD_LETTER, main="reads")
         )
         read = (
             planned.reads
@@ -185,4 +207,5 @@ class ReadDumps(beam.PTransform):
             | "ReadPages" >> beam.ParDo(ReadPagesFn(self.max_page_bytes)).with_outputs(STATS, DEAD_LETTER, main="pages")
         )
         dead = (planned[DEAD_LETTER], read[DEAD_LETTER]) | "ReadDeadLetters" >> beam.Flatten()
-        return {"pages": read.pages, STATS: read[STATS], DEAD_LETTER: dead}
+        stats = (planned[STATS], read[STATS]) | "ReadStats" >> beam.Flatten()
+        return {"pages": read.pages, STATS: stats, DEAD_LETTER: dead}

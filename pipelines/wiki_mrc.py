@@ -29,6 +29,7 @@ from corpora.seeding import stable_hash
 from corpora.languages import WIKIPEDIA_LANGUAGES
 from pipelines import beam_outputs, common, input_checks
 from pipelines.input_checks import UsageError
+from pipelines.row_checks import CheckRows
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from pipelines.wiki_dump_reading import (
     DumpSpec, ReadDumps, expected_index_name, language_profiles, multistream_index_for,
@@ -128,7 +129,7 @@ class BuildMrcExamples(beam.PTransform):
         resolved = (
             {"page": pages_by_title, "mention": links}
             | "JoinLinksWithPages" >> beam.CoGroupByKey()
-            | "ResolveRedirects" >> beam.ParDo(ResolveLinksFn()).with_outputs("aliases", STATS, main="mentions")
+            | "ResolveRedirects" >> beam.ParDo(ResolveLinksFn()).with_outputs("aliases", STATS, DEAD_LETTER, main="mentions")
         )
         selected = (
             {"page": pages_by_title, "mention": resolved.mentions, "alias": resolved.aliases}
@@ -165,7 +166,7 @@ class BuildMrcExamples(beam.PTransform):
         stats = (
             parsed[STATS], resolved[STATS], selected[STATS], built[STATS], assembled[STATS], unanswerable[STATS]
         ) | "AllStats" >> beam.Flatten()
-        dead = (parsed[DEAD_LETTER], built[DEAD_LETTER]) | "StageDeadLetters" >> beam.Flatten()
+        dead = (parsed[DEAD_LETTER], resolved[DEAD_LETTER], built[DEAD_LETTER]) | "StageDeadLetters" >> beam.Flatten()
         rows = (assembled.rows, unanswerable.rows) | "AllRows" >> beam.Flatten()
         return rows, bundles, stats, dead
 
@@ -176,6 +177,8 @@ def build(p: beam.Pipeline, opts, specs: list[DumpSpec]) -> None:
     read = p | "ReadDumps" >> ReadDumps(specs, opts.streams_per_range, opts.max_page_bytes)
     languages = language_profiles(specs)
     rows, bundles, stats, dead = read["pages"] | "BuildMrcExamples" >> BuildMrcExamples(opts, languages)
+    checked = rows | "CheckRows" >> CheckRows(MRC_SCHEMA)
+    rows = checked["rows"]
     splits = {"train": rows}
     if opts.test_entities > 0:
         test_entities = (
@@ -192,8 +195,8 @@ def build(p: beam.Pipeline, opts, specs: list[DumpSpec]) -> None:
     for split, split_rows in splits.items():
         split_rows | f"Write{split.title()}" >> beam_outputs.WriteParquetShards(
             data_dir, split, MRC_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
-    (stats, read[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
-    (dead, read[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
+    (stats, read[STATS], checked[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
+    (dead, read[DEAD_LETTER], checked[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
 
 
 def dataset_card(opts, specs: list[DumpSpec]) -> DatasetCard:

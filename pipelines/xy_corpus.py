@@ -32,7 +32,9 @@ from corpora import language_check, sinkhorn, vocap, xy_shards
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA
 from corpora.wikitext import WIKIPEDIA_LANGUAGES
 from pipelines import beam_outputs, common, input_checks
+from pipelines.beam_outputs import DEAD_LETTER, STATS
 from pipelines.input_checks import UsageError
+from pipelines.row_checks import CheckRows
 from pipelines.parallel_reading import first_pairs
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 # Imported before XyCorpusOptions is defined, so that Beam's one parser of every options class meets
@@ -233,13 +235,18 @@ def build(p: beam.Pipeline, opts, inputs) -> None:
                                         | "BuildMrtd" >> BuildMrtd(vocab_path, opts.max_len, opts.pack_lines))
     trtd_rows, trtd_stats, trtd_dead = (p | "BitextSources" >> beam.Create(sources)
                                         | "BuildTrtd" >> BuildTrtd(opts, vocab_path))
+    mrtd_checked = mrtd_rows | "CheckMrtdRows" >> CheckRows(XY_MRTD_SCHEMA)
+    trtd_checked = trtd_rows | "CheckTrtdRows" >> CheckRows(XY_TRTD_SCHEMA)
+    mrtd_rows, trtd_rows = mrtd_checked["rows"], trtd_checked["rows"]
     data = FileSystems.join(out, "data")
     mrtd_rows | "WriteMrtd" >> beam_outputs.WriteParquetShards(
         FileSystems.join(data, "mrtd"), "train", XY_MRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
     trtd_rows | "WriteTrtd" >> beam_outputs.WriteParquetShards(
         FileSystems.join(data, "trtd"), "train", XY_TRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
-    (mrtd_stats, trtd_stats) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
-    (mrtd_dead, trtd_dead) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
+    ((mrtd_stats, trtd_stats, mrtd_checked[STATS], trtd_checked[STATS])
+     | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out))
+    ((mrtd_dead, trtd_dead, mrtd_checked[DEAD_LETTER], trtd_checked[DEAD_LETTER])
+     | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
 
 
 def dataset_card(opts, inputs) -> DatasetCard:
