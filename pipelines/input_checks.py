@@ -31,7 +31,9 @@ def parse_lang_paths(values: list[str] | None, flag: str, known_langs,
             raise UsageError(f"{flag} {value!r}: expected LANG=PATH, e.g. {flag} en=enwiki-latest-pages-articles.xml.bz2")
         if lang not in known_langs:
             raise UsageError(f"{flag} {value!r}: unknown language {lang!r}; {_known_codes_hint(lang, known_langs)}")
-        paths = _matching_files(flag, value, path, skip_in_patterns) if is_pattern(path) else [path]
+        # A file whose name holds a wildcard character ("Dump [2024].xml.bz2") is that file, not a pattern.
+        literal = not is_pattern(path) or _exists(flag, value, path)
+        paths = [path] if literal else _matching_files(flag, value, path, skip_in_patterns)
         for one in paths:
             _check_exists(flag, value, one)
             check_input_file(flag, value, one)
@@ -56,12 +58,15 @@ def _matching_files(flag: str, value: str, pattern: str, skip: Callable[[str], b
     return paths
 
 
-def _check_exists(flag: str, value: str, path: str) -> None:
+def _exists(flag: str, value: str, path: str) -> bool:
     try:
-        found = FileSystems.exists(path)
+        return FileSystems.exists(path)
     except ValueError:  # Beam has no filesystem for this scheme without its extra
         raise UsageError(_no_filesystem(flag, value, path)) from None
-    if not found:
+
+
+def _check_exists(flag: str, value: str, path: str) -> None:
+    if not _exists(flag, value, path):
         raise UsageError(f"{flag} {value!r}: file not found: {path}")
 
 
@@ -154,6 +159,7 @@ def check_mono_text(flag: str, by_lang: dict[str, list[str]]) -> None:
             raise UsageError(f"{flag} {lang}={','.join(paths)}: no non-empty line; give text with one sentence a "
                              f"line, or drop {flag} {lang}")
         for path in paths:
+            check_line_ends(flag, f"{lang}={path}", path)
             if _is_wiki_dump(path):
                 # Read as lines, a dump's XML and wikitext made 78% of an MRTD run's rows (and the
                 # vocabulary's commonest pieces "=", "&", "▁[[", "quot"), with no error.
@@ -209,6 +215,20 @@ def has_text_line(path: str, flag: str = "", value: str = "", max_bytes: int = 6
     return True  # a huge blank prefix: let the job count it rather than read on here
 
 
+def check_line_ends(flag: str, value: str, path: str, head_bytes: int = 1 << 16) -> None:
+    """Lines must end in LF (or CRLF): a file with CR alone (classic Mac OS) reads as one line, so
+    every pair or sentence in it would be one rejected record."""
+    try:
+        with FileSystems.open(path) as f:  # compression from the extension, as the job reads it
+            head = f.read(head_bytes)
+    except (OSError, EOFError, ValueError):
+        return  # has_text_line reports an unreadable file
+    if b"\r" in head and b"\n" not in head:
+        name = path.rsplit("/", 1)[-1]
+        raise UsageError(f"{flag} {value!r}: {name} ends its lines with CR alone (old Mac line ends), so it "
+                         f"reads as one line; convert them first, e.g. tr '\\r' '\\n' < {name} > fixed-{name}")
+
+
 def check_parallel_inputs(flag: str, value: str, paths) -> None:
     """Every file of a parallel input exists, and two line-aligned files have as many lines.
 
@@ -221,6 +241,7 @@ def check_parallel_inputs(flag: str, value: str, paths) -> None:
         check_input_file(f"--{flag}", value, path)
         if not has_text_line(path, f"--{flag}", value):
             raise UsageError(f"--{flag} {value!r}: {path} has no non-empty line; give text with one segment a line")
+        check_line_ends(f"--{flag}", value, path)
     if len(paths) == 1 and not _has_separated_line(paths[0]):
         key = value.partition("=")[0]
         sides = key.split("-") if "-" in key else ["en", key]

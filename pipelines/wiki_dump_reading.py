@@ -4,6 +4,7 @@ Damaged regions and unreadable indexes go to the dead letter; the rest of the du
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
 from typing import NamedTuple
@@ -92,6 +93,13 @@ def repeated_dumps(by_lang: dict[str, list[str]]) -> str | None:
     return input_identity.refusal("page", repeat) if repeat else None
 
 
+def file_size(path: str) -> int:
+    """Size in bytes; a local name with `[` or `*` in it is that file, not a pattern to match."""
+    if "://" not in path:
+        return os.path.getsize(path)
+    return FileSystems.match([path])[0].metadata_list[0].size_in_bytes
+
+
 class PlanReadsFn(TallyingDoFn):
     """A multistream dump becomes byte ranges that workers read in parallel; others one read.
 
@@ -113,7 +121,7 @@ class PlanReadsFn(TallyingDoFn):
             except (ValueError, OSError, EOFError) as error:
                 self.tally("read", "bad_multistream_index", spec.lang)
                 yield dead_letter(spec.index_path, "index", "read", "bad_multistream_index",
-                                  f"{error}; the dump was read sequentially")
+                                  f"the dump was read sequentially: {error}")
             else:
                 for start, end in ranges:
                     yield spec.lang, spec.path, start, end
@@ -123,13 +131,13 @@ class PlanReadsFn(TallyingDoFn):
     def _checked_ranges(self, spec: DumpSpec) -> list[tuple[int, int | None]]:
         with FileSystems.open(spec.index_path, compression_type=CompressionTypes.UNCOMPRESSED) as index:
             offsets = multistream.read_index_offsets(index)
-        size = FileSystems.match([spec.path])[0].metadata_list[0].size_in_bytes
+        size = file_size(spec.path)
         ranges = multistream.stream_ranges(offsets, size, self.streams_per_range)
         checked = offsets if "://" not in spec.path else [start for start, _ in ranges]
         with FileSystems.open(spec.path, compression_type=CompressionTypes.UNCOMPRESSED) as dump:
             problem = multistream.index_mismatch(dump, sorted({0, *checked}), size)
         if problem:
-            raise ValueError(f"{spec.index_path} does not match {spec.path}: {problem}")
+            raise ValueError(f"the index does not match the dump: {problem}")
         return ranges
 
 

@@ -246,7 +246,7 @@ def build(p: beam.Pipeline, opts, inputs) -> None:
     ((mrtd_stats, trtd_stats, mrtd_checked[STATS], trtd_checked[STATS])
      | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out))
     ((mrtd_dead, trtd_dead, mrtd_checked[DEAD_LETTER], trtd_checked[DEAD_LETTER])
-     | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
+     | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out))
 
 
 def dataset_card(opts, inputs) -> DatasetCard:
