@@ -49,7 +49,6 @@ def read_index_offsets(index_fileobj: BinaryIO) -> list[int]:
         stream = io.BufferedReader(_Prefixed(head, rest))
     offsets: set[int] = set()
     last = None
-    top = -1
     try:
         for number, line in enumerate(stream, start=1):
             line = line.rstrip(b"\r\n")
@@ -61,10 +60,6 @@ def read_index_offsets(index_fileobj: BinaryIO) -> list[int]:
                 shown = line[:80].decode("utf-8", errors="replace")
                 raise ValueError(f"{name}: line {number}: expected 'offset:page_id:title', got {shown!r}")
             offset = int(parts[0])
-            if offset < top:  # streams follow one another in the file: an index going back lies
-                raise ValueError(f"{name}: line {number}: offset {offset} is before the previous line's {top}; "
-                                 f"an index lists streams in file order")
-            top = offset
             if offset != last:  # consecutive lines share an offset: ~100 pages per stream
                 offsets.add(offset)
                 last = offset

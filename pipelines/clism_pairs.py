@@ -142,6 +142,8 @@ def plan(opts) -> tuple[list[parallel.PairSource], str]:
             check_side_languages(value, source, opts.pretokenized)
         sources.append(source)
     input_checks.refuse_repeated_sources("--pairs", [(value, source.paths) for value, source in zip(specs, sources)])
+    input_checks.refuse_clashing_pair_ids(
+        "--pairs", [(value, source.tgt_lang, source.paths) for value, source in zip(specs, sources)])
     if opts.aligner == "eflomal":
         try:
             import eflomal  # noqa: F401

@@ -277,3 +277,17 @@ def refuse_repeated_sources(flag: str, sources: list[tuple[str, tuple[str, ...]]
     repeat = input_identity.first_repeated_source([(f"{flag} {value}", paths) for value, paths in sources])
     if repeat:
         raise UsageError(input_identity.refusal("pair", repeat))
+
+
+def refuse_clashing_pair_ids(flag: str, sources: list[tuple[str, str, tuple[str, ...]]]) -> None:
+    """clism_pairs names a pair `en-X/<first file's name>:<line>`: two sources of one language pair
+    whose first files share a name would give the same ids to different pairs. `sources` are (the
+    flag's value, the non-English language, its files)."""
+    seen: dict[tuple[str, str], str] = {}
+    for value, pair, paths in sources:
+        key = (f"en-{pair}", paths[0].rstrip("/").rsplit("/", 1)[-1])
+        if key in seen:
+            raise UsageError(f"{flag} {seen[key]} and {flag} {value}: both files are named {key[1]}, and pair ids "
+                             f"({key[0]}/{key[1]}:LINE) are built from the name, so different pairs would share ids; "
+                             f"give one of them another name (a copy or a link)")
+        seen[key] = value
