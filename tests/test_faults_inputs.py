@@ -292,7 +292,7 @@ def test_a_lying_multistream_index_loses_no_page(de_multistream, tmp_path, capsy
     assert warnings == ["warning: de: 1 multistream index(es) unreadable or not matching the dump; the dump was read "
                         "sequentially (read/bad_multistream_index; see dead_letter/)"]
     [dead] = [d for d in dead_letters(tmp_path / "out") if d["reason"] == "bad_multistream_index"]
-    assert dead["excerpt"].startswith("the dump was read sequentially: the index does not match the dump: offset ")
+    assert dead["excerpt"].startswith("the dump was read sequentially: ") and " offset " in dead["excerpt"]
 
 
 @needs_excerpts
