@@ -104,7 +104,7 @@ class PlanReadsFn(TallyingDoFn):
     """A multistream dump becomes byte ranges that workers read in parallel; others one read.
 
     An index that cannot be read, or whose offsets do not point at bz2 stream starts inside the file
-    (shifted, mid-stream, past the end, out of order), must not lose the dump: the file is then read
+    (shifted, mid-stream, past the end), must not lose the dump: the file is then read
     as one sequential stream (a multistream file is a valid bz2 file), the index goes to the dead
     letter and the count `read/bad_multistream_index` gives the job's warning. On a local disk every
     offset is checked; elsewhere, where each check is a request, the offsets the reads start at, the
