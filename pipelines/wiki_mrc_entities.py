@@ -78,8 +78,9 @@ class ResolveLinksFn(TallyingDoFn):
         if n_pages > 1:
             self.tally("pages", "duplicate_title", lang, n_pages - 1)
             for other in sorted(groups["page"])[1:]:
+                why = "a copy of page" if other == page else "page"
                 yield dead_letter(lang, str(other.page_id), "links", "duplicate_title",
-                                  f"{title}: page {page.page_id} has this title too and is the one read")
+                                  f"{title}: {why} {page.page_id} has this title too and is the one read")
         if page is None:
             self.tally("mentions", "missing_target", lang, sum(map(len, groups["mention"])))
             return
