@@ -156,3 +156,77 @@ def check_schema(found: pa.Schema, expected: pa.Schema, where: str) -> None:
         )
     if not found.remove_metadata().equals(expected.remove_metadata()):
         raise SchemaMismatch(f"{where}: columns differ from the {want_name} v{want_version} contract: {found.names}")
+
+
+# ─────────────── what a row must be for its schema to hold it (checked before a writer) ───────────────
+
+_INT_BOUNDS = {pa.int8(): 7, pa.int16(): 15, pa.int32(): 31, pa.int64(): 63}
+MAX_TEXT_BYTES = 2**31 - 1  # one Arrow string (and one list) is indexed by int32 offsets
+
+
+def row_problem(row: dict, schema: pa.Schema) -> tuple[str, str] | None:
+    """(reason, column) for the first value of `row` that `schema` cannot hold, or None.
+
+    Reasons: `missing_column`, `int_out_of_range`, `invalid_text` (not a str, or not encodable as
+    UTF-8: a lone surrogate), `value_too_long`, `wrong_type`. A writer given such a row fails for the
+    whole shard, so the job checks each row first and dead-letters the few that would.
+    """
+    if not isinstance(row, dict):
+        return "wrong_type", "row"
+    for field in schema:
+        if field.name not in row:
+            return "missing_column", field.name
+        reason = _value_problem(row[field.name], field.type)
+        if reason:
+            return reason, field.name
+    return None
+
+
+def _value_problem(value, kind: pa.DataType) -> str | None:
+    if value is None:
+        return None
+    if kind in _INT_BOUNDS:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return "wrong_type"
+        bits = _INT_BOUNDS[kind]
+        return None if -(1 << bits) <= value < (1 << bits) else "int_out_of_range"
+    if pa.types.is_string(kind):
+        return _texts_problem((value,))
+    if pa.types.is_boolean(kind):
+        return None if isinstance(value, bool) else "wrong_type"
+    if pa.types.is_floating(kind):
+        return None if isinstance(value, (int, float)) and not isinstance(value, bool) else "wrong_type"
+    if pa.types.is_list(kind):
+        if not isinstance(value, (list, tuple)):
+            return "wrong_type"
+        if len(value) > MAX_TEXT_BYTES:
+            return "value_too_long"
+        item = kind.value_type
+        if pa.types.is_string(item):
+            return _texts_problem(value)
+        for element in value:
+            reason = _value_problem(element, item)
+            if reason:
+                return reason
+        return None
+    if pa.types.is_struct(kind):
+        if not isinstance(value, dict):
+            return "wrong_type"
+        for i in range(kind.num_fields):
+            sub = kind.field(i)
+            reason = _value_problem(value.get(sub.name), sub.type)
+            if reason:
+                return reason
+        return None
+    return None  # a type no schema here uses: pyarrow decides
+
+
+def _texts_problem(values) -> str | None:
+    """Strings checked together: one encode of their join, not one per word."""
+    if not all(type(v) is str for v in values):
+        return "wrong_type" if any(v is not None and not isinstance(v, str) for v in values) else None
+    try:
+        encoded = "\x00".join(values).encode("utf-8")
+    except UnicodeEncodeError:
+        return "invalid_text"
+    return "value_too_long" if len(encoded) > MAX_TEXT_BYTES else None

@@ -29,6 +29,7 @@ from corpora.words import SUPPORTED_LANGS
 from pipelines import beam_outputs, common, input_checks
 from pipelines.beam_outputs import DEAD_LETTER, STATS
 from pipelines.input_checks import UsageError
+from pipelines.row_checks import CheckRows
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from pipelines.clism_transforms import BuildClismPairs, ReadPairs
 from pipelines.parallel_reading import first_pairs
@@ -141,6 +142,9 @@ def plan(opts) -> tuple[list[parallel.PairSource], str]:
         if not opts.allow_language_mismatch:
             check_side_languages(value, source, opts.pretokenized)
         sources.append(source)
+    input_checks.refuse_repeated_sources("--pairs", [(value, source.paths) for value, source in zip(specs, sources)])
+    input_checks.refuse_clashing_pair_ids(
+        "--pairs", [(value, source.tgt_lang, source.paths) for value, source in zip(specs, sources)])
     if opts.aligner == "eflomal":
         try:
             import eflomal  # noqa: F401
@@ -177,10 +181,12 @@ def build(p: beam.Pipeline, opts, sources: list[parallel.PairSource]) -> None:
     out = opts.output
     read = p | "ReadPairs" >> ReadPairs(sources, opts.max_words, opts.ner_batch_size)
     rows, stats, dead = read["pairs"] | "BuildClismPairs" >> BuildClismPairs(opts)
+    checked = rows | "CheckRows" >> CheckRows(CLISM_SCHEMA)
+    rows = checked["rows"]
     rows | "WriteRows" >> beam_outputs.WriteParquetShards(
         FileSystems.join(out, "data"), "train", CLISM_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
-    (stats, read[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
-    (dead, read[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
+    (stats, read[STATS], checked[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
+    (dead, read[DEAD_LETTER], checked[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
 
 
 def dataset_card(opts, sources: list[parallel.PairSource]) -> DatasetCard:

@@ -228,7 +228,7 @@ INPUT_PROBLEMS = {
     "read/unsupported_encoding": "input file(s) in an encoding other than UTF-8 or UTF-16",
     "read/corrupt_archive": "damaged bz2 region(s); the pages inside were lost, the rest was read",
     "read/truncated_archive": "cut-off archive(s)",
-    "read/bad_multistream_index": "unreadable multistream index(es); the dump was read sequentially",
+    "read/bad_multistream_index": "multistream index(es) unreadable or not matching the dump; the dump was read sequentially",
 }
 
 

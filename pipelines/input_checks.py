@@ -31,7 +31,9 @@ def parse_lang_paths(values: list[str] | None, flag: str, known_langs,
             raise UsageError(f"{flag} {value!r}: expected LANG=PATH, e.g. {flag} en=enwiki-latest-pages-articles.xml.bz2")
         if lang not in known_langs:
             raise UsageError(f"{flag} {value!r}: unknown language {lang!r}; {_known_codes_hint(lang, known_langs)}")
-        paths = _matching_files(flag, value, path, skip_in_patterns) if is_pattern(path) else [path]
+        # A file whose name holds a wildcard character ("Dump [2024].xml.bz2") is that file, not a pattern.
+        literal = not is_pattern(path) or _exists(flag, value, path)
+        paths = [path] if literal else _matching_files(flag, value, path, skip_in_patterns)
         for one in paths:
             _check_exists(flag, value, one)
             check_input_file(flag, value, one)
@@ -56,12 +58,15 @@ def _matching_files(flag: str, value: str, pattern: str, skip: Callable[[str], b
     return paths
 
 
-def _check_exists(flag: str, value: str, path: str) -> None:
+def _exists(flag: str, value: str, path: str) -> bool:
     try:
-        found = FileSystems.exists(path)
+        return FileSystems.exists(path)
     except ValueError:  # Beam has no filesystem for this scheme without its extra
         raise UsageError(_no_filesystem(flag, value, path)) from None
-    if not found:
+
+
+def _check_exists(flag: str, value: str, path: str) -> None:
+    if not _exists(flag, value, path):
         raise UsageError(f"{flag} {value!r}: file not found: {path}")
 
 
@@ -155,6 +160,7 @@ def check_mono_text(flag: str, by_lang: dict[str, list[str]]) -> None:
             raise UsageError(f"{flag} {lang}={','.join(paths)}: no non-empty line; give text with one sentence a "
                              f"line, or drop {flag} {lang}")
         for path in paths:
+            check_line_ends(flag, f"{lang}={path}", path)
             if _is_wiki_dump(path):
                 # Read as lines, a dump's XML and wikitext made 78% of an MRTD run's rows (and the
                 # vocabulary's commonest pieces "=", "&", "▁[[", "quot"), with no error.
@@ -179,8 +185,8 @@ def _has_separated_line(path: str, lines: int = 100) -> bool:
     """Does one of the first non-empty lines of a single parallel file hold a separator? A file of one
     language given alone would otherwise run to the end with every line dead-lettered and no rows."""
     seen = 0
-    with FileSystems.open(path) as f:
-        for raw in f:
+    with FileSystems.open(path) as f:  # compressed files are not iterable: read by lines
+        for raw in iter(f.readline, b""):
             if b"\t" in raw or b"|||" in raw:
                 return True
             seen += bool(raw.strip())
@@ -210,6 +216,20 @@ def has_text_line(path: str, flag: str = "", value: str = "", max_bytes: int = 6
     return True  # a huge blank prefix: let the job count it rather than read on here
 
 
+def check_line_ends(flag: str, value: str, path: str, head_bytes: int = 1 << 16) -> None:
+    """Lines must end in LF (or CRLF): a file with CR alone (classic Mac OS) reads as one line, so
+    every pair or sentence in it would be one rejected record."""
+    try:
+        with FileSystems.open(path) as f:  # compression from the extension, as the job reads it
+            head = f.read(head_bytes)
+    except (OSError, EOFError, ValueError):
+        return  # has_text_line reports an unreadable file
+    if b"\r" in head and b"\n" not in head:
+        name = path.rsplit("/", 1)[-1]
+        raise UsageError(f"{flag} {value!r}: {name} ends its lines with CR alone (old Mac line ends), so it "
+                         f"reads as one line; convert them first, e.g. tr '\\r' '\\n' < {name} > fixed-{name}")
+
+
 def check_parallel_inputs(flag: str, value: str, paths) -> None:
     """Every file of a parallel input exists, and two line-aligned files have as many lines.
 
@@ -222,6 +242,7 @@ def check_parallel_inputs(flag: str, value: str, paths) -> None:
         check_input_file(f"--{flag}", value, path)
         if not has_text_line(path, f"--{flag}", value):
             raise UsageError(f"--{flag} {value!r}: {path} has no non-empty line; give text with one segment a line")
+        check_line_ends(f"--{flag}", value, path)
     if len(paths) == 1 and not _has_separated_line(paths[0]):
         key = value.partition("=")[0]
         sides = key.split("-") if "-" in key else ["en", key]
@@ -236,3 +257,38 @@ def check_parallel_inputs(flag: str, value: str, paths) -> None:
         if counts[0] != counts[1]:
             raise UsageError(f"--{flag} {value!r}: line counts differ: {paths[0]} has {counts[0]:,} lines, "
                              f"{paths[1]} has {counts[1]:,}; the files must be line-aligned")
+
+
+def refuse_repeated_files(flag: str, by_lang: dict[str, list[str]], record: str = "line") -> None:
+    """One input given twice, under any name or form (pipelines/input_identity.py), in one language
+    or two: one line before the run."""
+    from pipelines import input_identity
+
+    repeat = input_identity.first_repeat(
+        [(f"{flag} {lang}={path}", path) for lang, paths in sorted(by_lang.items()) for path in paths])
+    if repeat:
+        raise UsageError(input_identity.refusal(record, repeat))
+
+
+def refuse_repeated_sources(flag: str, sources: list[tuple[str, tuple[str, ...]]]) -> None:
+    """A parallel source given twice (its files under any name or form), or whose two sides are one
+    file: one line before the run. `sources` are (the flag's value, its files)."""
+    from pipelines import input_identity
+
+    repeat = input_identity.first_repeated_source([(f"{flag} {value}", paths) for value, paths in sources])
+    if repeat:
+        raise UsageError(input_identity.refusal("pair", repeat))
+
+
+def refuse_clashing_pair_ids(flag: str, sources: list[tuple[str, str, tuple[str, ...]]]) -> None:
+    """clism_pairs names a pair `en-X/<first file's name>:<line>`: two sources of one language pair
+    whose first files share a name would give the same ids to different pairs. `sources` are (the
+    flag's value, the non-English language, its files)."""
+    seen: dict[tuple[str, str], str] = {}
+    for value, pair, paths in sources:
+        key = (f"en-{pair}", paths[0].rstrip("/").rsplit("/", 1)[-1])
+        if key in seen:
+            raise UsageError(f"{flag} {seen[key]} and {flag} {value}: both files are named {key[1]}, and pair ids "
+                             f"({key[0]}/{key[1]}:LINE) are built from the name, so different pairs would share ids; "
+                             f"give one of them another name (a copy or a link)")
+        seen[key] = value

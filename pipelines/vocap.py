@@ -105,6 +105,7 @@ def plan(opts):
         raise UsageError(f"--vocab_size must be more than {len(vocap.SPECIALS)} (the special tokens), got {opts.vocab_size}")
     by_lang = input_checks.parse_lang_paths(specs, "--mono", WIKIPEDIA_LANGUAGES)
     input_checks.check_mono_text("--mono", by_lang)
+    input_checks.refuse_repeated_files("--mono", by_lang)
     inputs = sorted(by_lang.items())
     headline = (f"{len(inputs)} language(s) ({' '.join(lang for lang, _ in inputs)}), T={opts.vocab_size:,}, "
                 f"grid {grid[0]:,}..{grid[-1]:,} ({len(grid)} sizes)")

@@ -3,8 +3,8 @@ a multistream dump has its index (Wikimedia's `-multistream-index.txt.bz2`), els
 Damaged regions and unreadable indexes go to the dead letter; the rest of the dump is still read."""
 from __future__ import annotations
 
-import hashlib
 import logging
+import os
 import re
 import sys
 from typing import NamedTuple
@@ -17,6 +17,7 @@ from corpora.dumps import pages as dumps
 from corpora.dumps import multistream
 from corpora.dumps import siteinfo
 from corpora.wiki.languages import WikiLanguage, wiki_language
+from pipelines import input_identity
 from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 
 PROGRESS = logging.getLogger("xlu.progress")
@@ -63,8 +64,8 @@ def dump_form(path: str) -> tuple[str, str]:
 
 def same_pages_twice(paths: list[str]) -> str | None:
     """Why `paths` (one language's dumps) would read pages twice, or None: a file given twice (by
-    name, through a link or as a copy), or one dump in two forms (a pattern such as
-    "enwiki-2026-pages-articles*.bz2" matches all four)."""
+    name), or one dump in two forms by name (a pattern such as "enwiki-2026-pages-articles*.bz2"
+    matches all four)."""
     seen: dict[str, str] = {}
     forms: dict[str, dict[str, str]] = {}
     for path in paths:
@@ -78,42 +79,68 @@ def same_pages_twice(paths: list[str]) -> str | None:
         if len(by_form) > 1:
             examples = " and ".join(p.rsplit("/", 1)[-1] for p in list(by_form.values())[:2])
             return f"{examples} hold the same dump ({dump}) in {len(by_form)} forms ({', '.join(sorted(by_form))})"
-    by_content: dict[tuple, str] = {}
-    for path in paths:  # a symlink, or a copy under another name
-        key = _content_key(path)
-        if key in by_content:
-            return f"{by_content[key]} and {path} hold the same bytes"
-        by_content[key] = path
     return None
 
 
-def _content_key(path: str) -> tuple:
-    """Size and the first MiB's digest: two names of one file, or a copy, whatever they are called.
-    Reads 1 MiB a dump, once, before the job starts."""
-    size = FileSystems.match([path])[0].metadata_list[0].size_in_bytes
-    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        head = f.read(1 << 20)
-    return size, hashlib.sha1(head).hexdigest()
+def repeated_dumps(by_lang: dict[str, list[str]]) -> str | None:
+    """The one line that refuses dumps that would read pages twice, or None: a file given twice, one
+    dump in two forms (by name, or by content: pipelines/input_identity.py), in one language or two."""
+    for lang, paths in sorted(by_lang.items()):
+        twice = same_pages_twice(paths)
+        if twice:
+            return (f"--dump {lang}=…: {twice}: every page and row would be there twice; give each dump once "
+                    f"and in one form (e.g. only the multistream files)")
+    repeat = input_identity.first_repeat(
+        [(f"--dump {lang}={path}", path) for lang, paths in sorted(by_lang.items()) for path in paths])
+    return input_identity.refusal("page", repeat) if repeat else None
 
 
-def plan_reads(spec: DumpSpec, streams_per_range: int):
+def file_size(path: str) -> int:
+    """Size in bytes; a local name with `[` or `*` in it is that file, not a pattern to match."""
+    if "://" not in path:
+        return os.path.getsize(path)
+    return FileSystems.match([path])[0].metadata_list[0].size_in_bytes
+
+
+class PlanReadsFn(TallyingDoFn):
     """A multistream dump becomes byte ranges that workers read in parallel; others one read.
 
-    A damaged index must not lose the dump: the file is then read as one sequential stream
-    (a multistream file is a valid bz2 file) and the index goes to the dead letter.
+    An index that cannot be read, or whose offsets do not point at bz2 stream starts inside the file
+    (shifted, mid-stream, past the end), must not lose the dump: the file is then read
+    as one sequential stream (a multistream file is a valid bz2 file), the index goes to the dead
+    letter and the count `read/bad_multistream_index` gives the job's warning. On a local disk every
+    offset is checked; elsewhere, where each check is a request, the offsets the reads start at, the
+    only ones a read depends on (a range reads its streams one after another).
     """
-    if spec.index_path is not None:
-        try:
-            with FileSystems.open(spec.index_path, compression_type=CompressionTypes.UNCOMPRESSED) as index:
-                offsets = multistream.read_index_offsets(index)
-        except (ValueError, OSError, EOFError) as error:
-            yield dead_letter(spec.index_path, "index", "read", "bad_multistream_index", str(error))
-        else:
-            size = FileSystems.match([spec.path])[0].metadata_list[0].size_in_bytes
-            for start, end in multistream.stream_ranges(offsets, size, streams_per_range):
-                yield spec.lang, spec.path, start, end
-            return
-    yield spec.lang, spec.path, None, None
+
+    def __init__(self, streams_per_range: int):
+        self.streams_per_range = streams_per_range
+
+    def process(self, spec: DumpSpec):
+        if spec.index_path is not None:
+            try:
+                ranges = self._checked_ranges(spec)
+            except (ValueError, OSError, EOFError) as error:
+                self.tally("read", "bad_multistream_index", spec.lang)
+                yield dead_letter(spec.index_path, "index", "read", "bad_multistream_index",
+                                  f"the dump was read sequentially: {error}")
+            else:
+                for start, end in ranges:
+                    yield spec.lang, spec.path, start, end
+                return
+        yield spec.lang, spec.path, None, None
+
+    def _checked_ranges(self, spec: DumpSpec) -> list[tuple[int, int | None]]:
+        with FileSystems.open(spec.index_path, compression_type=CompressionTypes.UNCOMPRESSED) as index:
+            offsets = multistream.read_index_offsets(index)
+        size = file_size(spec.path)
+        ranges = multistream.stream_ranges(offsets, size, self.streams_per_range)
+        checked = offsets if "://" not in spec.path else [start for start, _ in ranges]
+        with FileSystems.open(spec.path, compression_type=CompressionTypes.UNCOMPRESSED) as dump:
+            problem = multistream.index_mismatch(dump, sorted({0, *checked}), size)
+        if problem:
+            raise ValueError(f"the index does not match the dump: {problem}")
+        return ranges
 
 
 def siteinfo_namespaces(path: str) -> tuple:
@@ -180,7 +207,8 @@ class ReadDumps(beam.PTransform):
         planned = (
             pbegin
             | "Dumps" >> beam.Create(self.specs)
-            | "PlanByteRanges" >> beam.FlatMap(plan_reads, self.streams_per_range).with_outputs(DEAD_LETTER, main="reads")
+            | "PlanByteRanges" >> beam.ParDo(PlanReadsFn(self.streams_per_range)).with_outputs(
+                STATS, DEAD_LETTER, main="reads")
         )
         read = (
             planned.reads
@@ -189,4 +217,5 @@ class ReadDumps(beam.PTransform):
             | "ReadPages" >> beam.ParDo(ReadPagesFn(self.max_page_bytes)).with_outputs(STATS, DEAD_LETTER, main="pages")
         )
         dead = (planned[DEAD_LETTER], read[DEAD_LETTER]) | "ReadDeadLetters" >> beam.Flatten()
-        return {"pages": read.pages, STATS: read[STATS], DEAD_LETTER: dead}
+        stats = (planned[STATS], read[STATS]) | "ReadStats" >> beam.Flatten()
+        return {"pages": read.pages, STATS: stats, DEAD_LETTER: dead}

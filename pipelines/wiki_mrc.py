@@ -24,10 +24,11 @@ from corpora.seeding import stable_hash
 from corpora.wiki.languages import WIKIPEDIA_LANGUAGES
 from pipelines import beam_outputs, common, input_checks
 from pipelines.input_checks import UsageError
+from pipelines.row_checks import CheckRows
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from pipelines.wiki_dump_reading import (
     DumpSpec, ReadDumps, expected_index_name, language_profiles, multistream_index_for,
-    same_pages_twice,
+    repeated_dumps,
     siteinfo_namespaces,
 )
 from pipelines.wiki_mrc_entities import LinksByTargetFn, ResolveLinksFn, SelectMentionsFn, article_page_info
@@ -82,11 +83,10 @@ def plan(opts) -> tuple[list[DumpSpec], str]:
     else:
         by_lang = {lang: [path] for lang, path in sample_dump_paths().items()}
         logging.info("no --dump given: using the bundled sample dumps in %s", SAMPLE_DIR)
+    repeated = repeated_dumps(by_lang)
+    if repeated:
+        raise UsageError(repeated)
     for lang, paths in sorted(by_lang.items()):
-        twice = same_pages_twice(paths)
-        if twice:
-            raise UsageError(f"--dump {lang}=…: {twice}: every page and row would be there twice; give each dump "
-                             f"once and in one form (e.g. only the multistream files)")
         for path in paths:
             input_checks.check_dump("--dump", lang, path, opts.allow_language_mismatch)
     specs = [
@@ -124,7 +124,7 @@ class BuildMrcExamples(beam.PTransform):
         resolved = (
             {"page": pages_by_title, "mention": links}
             | "JoinLinksWithPages" >> beam.CoGroupByKey()
-            | "ResolveRedirects" >> beam.ParDo(ResolveLinksFn()).with_outputs("aliases", STATS, main="mentions")
+            | "ResolveRedirects" >> beam.ParDo(ResolveLinksFn()).with_outputs("aliases", STATS, DEAD_LETTER, main="mentions")
         )
         selected = (
             {"page": pages_by_title, "mention": resolved.mentions, "alias": resolved.aliases}
@@ -161,7 +161,7 @@ class BuildMrcExamples(beam.PTransform):
         stats = (
             parsed[STATS], resolved[STATS], selected[STATS], built[STATS], assembled[STATS], unanswerable[STATS]
         ) | "AllStats" >> beam.Flatten()
-        dead = (parsed[DEAD_LETTER], built[DEAD_LETTER]) | "StageDeadLetters" >> beam.Flatten()
+        dead = (parsed[DEAD_LETTER], resolved[DEAD_LETTER], built[DEAD_LETTER]) | "StageDeadLetters" >> beam.Flatten()
         rows = (assembled.rows, unanswerable.rows) | "AllRows" >> beam.Flatten()
         return rows, bundles, stats, dead
 
@@ -172,6 +172,8 @@ def build(p: beam.Pipeline, opts, specs: list[DumpSpec]) -> None:
     read = p | "ReadDumps" >> ReadDumps(specs, opts.streams_per_range, opts.max_page_bytes)
     languages = language_profiles(specs)
     rows, bundles, stats, dead = read["pages"] | "BuildMrcExamples" >> BuildMrcExamples(opts, languages)
+    checked = rows | "CheckRows" >> CheckRows(MRC_SCHEMA)
+    rows = checked["rows"]
     splits = {"train": rows}
     if opts.test_entities > 0:
         test_entities = (
@@ -188,8 +190,8 @@ def build(p: beam.Pipeline, opts, specs: list[DumpSpec]) -> None:
     for split, split_rows in splits.items():
         split_rows | f"Write{split.title()}" >> beam_outputs.WriteParquetShards(
             data_dir, split, MRC_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
-    (stats, read[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
-    (dead, read[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
+    (stats, read[STATS], checked[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
+    (dead, read[DEAD_LETTER], checked[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
 
 
 def dataset_card(opts, specs: list[DumpSpec]) -> DatasetCard:

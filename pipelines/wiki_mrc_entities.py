@@ -10,7 +10,7 @@ from itertools import chain
 import apache_beam as beam
 
 from corpora.seeding import stable_hash
-from pipelines.beam_outputs import TallyingDoFn, in_global_window
+from pipelines.beam_outputs import TallyingDoFn, dead_letter, in_global_window
 from pipelines.wiki_mrc_transforms import Article, EntityRequest, Mention, PageInfo, SelectedMention
 
 
@@ -77,6 +77,10 @@ class ResolveLinksFn(TallyingDoFn):
         page, n_pages = _first_page(groups["page"])
         if n_pages > 1:
             self.tally("pages", "duplicate_title", lang, n_pages - 1)
+            for other in sorted(groups["page"])[1:]:
+                why = "a copy of page" if other == page else "page"
+                yield dead_letter(lang, str(other.page_id), "links", "duplicate_title",
+                                  f"{title}: {why} {page.page_id} has this title too and is the one read")
         if page is None:
             self.tally("mentions", "missing_target", lang, sum(map(len, groups["mention"])))
             return

@@ -176,6 +176,8 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
     def process(self, element):
         (lang, page_id), groups = element
         articles, requests, mentions = list(groups["article"]), list(groups["entity"]), list(groups["selected"])
+        if len(articles) > 1:
+            articles = yield from self._one_article_per_id(lang, page_id, articles)
         # Most articles neither define a kept entity nor hold a chosen mention.
         if not articles or not (requests or mentions):
             return
@@ -206,6 +208,20 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
                 continue
             seen.add((selected.entity, context.words))
             yield beam.pvalue.TaggedOutput("contexts", ((lang, selected.entity), context))
+
+    def _one_article_per_id(self, lang, page_id, articles):
+        """Copies of one page are one page; different pages sharing an id are none: mentions found
+        on one would be cut from the other's text, and nothing says which the id names."""
+        if len(set(articles)) == 1:
+            self.tally("pages", "duplicate_page", lang, len(articles) - 1)
+            for article in articles[1:]:
+                yield dead_letter(lang, str(page_id), "query", "duplicate_page", f"a copy of the page read: {article.title}")
+            return articles[:1]
+        self.tally("pages", "duplicate_page_id", lang, len(articles))
+        for article in sorted(articles):
+            yield dead_letter(lang, str(page_id), "query", "duplicate_page_id",
+                              f"{len(articles)} pages share this id: {article.title}")
+        return []
 
     def _query(self, lang, article, text, request, tokenizer, language):
         forms = collect_surface_forms(

@@ -36,7 +36,9 @@ from corpora.xy import shards as xy_shards
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA
 from corpora.wikitext.parse import WIKIPEDIA_LANGUAGES
 from pipelines import beam_outputs, common, input_checks
+from pipelines.beam_outputs import DEAD_LETTER, STATS
 from pipelines.input_checks import UsageError
+from pipelines.row_checks import CheckRows
 from pipelines.parallel_reading import first_pairs
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 # Imported before XyCorpusOptions is defined, so that Beam's one parser of every options class meets
@@ -185,7 +187,9 @@ def plan(opts):
                                 "e.g. --mono fr=fr.txt (or give neither flag for the bundled sample)")
     mono = input_checks.parse_lang_paths(mono_specs, "--mono", XY_LANGUAGES)
     input_checks.check_mono_text("--mono", mono)
+    input_checks.refuse_repeated_files("--mono", mono)
     sources = parse_bitext(bitext_specs)
+    input_checks.refuse_repeated_sources("--bitext", [(value, s.paths) for value, s in zip(bitext_specs, sources)])
     if not opts.allow_language_mismatch:
         for spec, source in zip(bitext_specs, sources):
             check_side_languages(spec, source)
@@ -239,12 +243,17 @@ def build(p: beam.Pipeline, opts, inputs) -> None:
                                         | "BuildMrtd" >> BuildMrtd(vocab_path, opts.max_len, opts.pack_lines))
     trtd_rows, trtd_stats, trtd_dead = (p | "BitextSources" >> beam.Create(sources)
                                         | "BuildTrtd" >> BuildTrtd(opts, vocab_path))
+    mrtd_checked = mrtd_rows | "CheckMrtdRows" >> CheckRows(XY_MRTD_SCHEMA)
+    trtd_checked = trtd_rows | "CheckTrtdRows" >> CheckRows(XY_TRTD_SCHEMA)
+    mrtd_rows, trtd_rows = mrtd_checked["rows"], trtd_checked["rows"]
     mrtd_rows | "WriteMrtd" >> beam_outputs.WriteParquetShards(
         FileSystems.join(out, "mrtd"), "train", XY_MRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
     trtd_rows | "WriteTrtd" >> beam_outputs.WriteParquetShards(
         FileSystems.join(out, "trtd"), "train", XY_TRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
-    (mrtd_stats, trtd_stats) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
-    (mrtd_dead, trtd_dead) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
+    ((mrtd_stats, trtd_stats, mrtd_checked[STATS], trtd_checked[STATS])
+     | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out))
+    ((mrtd_dead, trtd_dead, mrtd_checked[DEAD_LETTER], trtd_checked[DEAD_LETTER])
+     | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out))
 
 
 def dataset_card(opts, inputs) -> DatasetCard:

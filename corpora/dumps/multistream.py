@@ -95,6 +95,34 @@ def stream_ranges(
     return list(zip(groups, ends))
 
 
+# A bz2 stream starts "BZh" + block size digit, then its first block's magic (pi's digits) or, for
+# a stream without data, the end-of-stream magic (sqrt(pi)'s): ten bytes that name a stream start.
+_BLOCK_MAGIC = bytes.fromhex("314159265359")
+_END_MAGIC = bytes.fromhex("177245385090")
+STREAM_HEAD_BYTES = 10
+
+
+def is_stream_start(head: bytes) -> bool:
+    return (len(head) >= STREAM_HEAD_BYTES and head.startswith(_BZ2_MAGIC) and head[3:4] in b"123456789"
+            and head[4:10] in (_BLOCK_MAGIC, _END_MAGIC))
+
+
+def index_mismatch(fileobj: BinaryIO, offsets: list[int], file_size: int | None) -> str | None:
+    """Why `offsets` (sorted) are not stream starts of the dump open in `fileobj`, or None.
+
+    A reader sent to an offset inside a stream, or past the end, would lose the pages of the
+    streams it cannot decode; the caller reads the dump sequentially instead.
+    """
+    for offset in offsets:
+        if offset < 0 or (file_size is not None and offset >= file_size):
+            return f"offset {offset} is outside the {file_size}-byte dump"
+        fileobj.seek(offset)
+        head = fileobj.read(STREAM_HEAD_BYTES)
+        if not is_stream_start(head):
+            return f"offset {offset} is not the start of a bz2 stream (bytes there: {head[:STREAM_HEAD_BYTES].hex()})"
+    return None
+
+
 class MultistreamWriter:
     """Writes a multistream dump and its bz2 index, one stream per `pages_per_stream` pages.
 

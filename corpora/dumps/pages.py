@@ -36,6 +36,7 @@ from corpora.dumps.decoding import ArchiveError, Gap, bz2_chunks, plain_chunks, 
 # MediaWiki caps a revision at 2 MiB of wikitext ($wgMaxArticleSize): a few MB of XML once escaped.
 DEFAULT_MAX_PAGE_BYTES = 50_000_000  # so a 50 MB page is damage
 EXCERPT_CHARS = 200
+MAX_PAGE_ID = 2**63 - 1  # MediaWiki's page ids are unsigned; the rows' columns are int64
 STAGE = "read"
 
 _OPEN = b"<page>"
@@ -305,6 +306,8 @@ def _parse_page(data: bytes, offset: int, source: str) -> RawPage | BadRecord:
         page_id = int(page_id)
     except (TypeError, ValueError):
         return _bad(source, data, offset, "bad_page_id")
+    if not 0 <= page_id <= MAX_PAGE_ID:  # rows carry page ids as int64 (corpora/schemas.py)
+        return _bad(source, data, offset, "page_id_out_of_range")
     if ns is not None:  # dumps before export schema 0.5 (about 2010) have no <ns>: None, see RawPage
         try:
             ns = int(ns)

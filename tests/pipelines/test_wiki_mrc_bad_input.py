@@ -30,9 +30,9 @@ def test_a_dump_given_twice_or_in_two_forms_is_refused_before_it_doubles_every_r
     parts = [str(part) for part in parts]
     assert wiki_dump_reading.same_pages_twice(parts) is None  # the parts of one dump are one dump once
     assert "2 forms" in wiki_dump_reading.same_pages_twice([*parts, "enwiki-x-pages-articles2.xml-p2p2.bz2"])
-    # A link to a dump, or a copy under another name, holds the same bytes.
+    # A link to a dump, or a copy under another name, is the same input (pipelines/input_identity.py).
     (tmp_path / "elsewhere.xml.bz2").symlink_to(parts[0])
-    assert "hold the same bytes" in wiki_dump_reading.same_pages_twice([parts[0], str(tmp_path / "elsewhere.xml.bz2")])
+    assert "one file under two names" in wiki_dump_reading.repeated_dumps({"en": [parts[0], str(tmp_path / "elsewhere.xml.bz2")]})
     # A multistream dump without its index is read, with a note that says what one worker reading it costs.
     lone = tmp_path / dumps.SAMPLE_DUMPS["en"]
     lone.write_bytes((sample / dumps.SAMPLE_DUMPS["en"]).read_bytes())

@@ -42,6 +42,8 @@ def read_squad(path: str | Path) -> list[SquadExample]:
         raise FileNotFoundError(f"{path}: file not found") from None
     except (json.JSONDecodeError, UnicodeDecodeError, gzip.BadGzipFile, EOFError) as e:
         raise ValueError(f"{path}: not JSON ({e}); expected a SQuAD v1.1-format file") from None
+    except RecursionError:  # the parser recurses once per nesting level
+        raise ValueError(f"{path}: JSON nested too deeply to read; expected a SQuAD v1.1-format file") from None
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise ValueError(f"{path}: no top-level 'data' list; expected a SQuAD v1.1-format file")
     examples = []
