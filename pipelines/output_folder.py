@@ -79,6 +79,15 @@ def disk_problem(error: BaseException, where: str | None = None) -> str | None:
     return None
 
 
+def _parents(path: str) -> list[str]:
+    path = os.path.abspath(path)
+    found = []
+    while os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+        found.append(path)
+    return found
+
+
 def _list_files(folder: str) -> list[str]:
     """Every file under a folder, as paths relative to it (sorted)."""
     if is_local(folder):
@@ -166,6 +175,7 @@ class OutputTransaction:
                 manifests.refuse_other_kind(self.output, DATA_JOB)
             except manifests.ManifestError as error:
                 raise UsageError(str(error)) from None
+            self._refuse_inside_another_output()
         self._probe()
         try:
             self.lock = (OutputLock(self.output, self.command) if local else CloudLock(self.output, self.command)).acquire()
@@ -183,6 +193,14 @@ class OutputTransaction:
             self.abort()
             raise
         return self
+
+    def _refuse_inside_another_output(self) -> None:
+        """An --output inside a job's output (OUT/data) would replace part of that output's tables."""
+        for place in _parents(self.output):
+            found = manifests.folder_kind(place, evidence=False)
+            if found and found[0] == DATA_JOB:
+                raise UsageError(f"--output {self.output} is inside {place}, the output of the {found[1]} job; "
+                                 f"give the job a folder of its own")
 
     def _cannot_write(self, error: BaseException):
         reason = disk_problem(error) or (str(error).splitlines()[0][:160] if str(error) else type(error).__name__)

@@ -339,3 +339,13 @@ def test_what_training_calls_kinds_and_the_data_fingerprint(mrc_out, tmp_path):
     before = manifests.data_fingerprint(hand)["shards_sha256"]
     pq.write_table(pq.read_table(hand / "train-00000-of-00001.parquet").slice(0, 1), hand / "train-00000-of-00001.parquet")
     assert manifests.data_fingerprint(hand)["shards_sha256"] != before
+
+
+def test_an_output_inside_another_jobs_output_is_refused(mrc_out):
+    from pipelines.input_checks import UsageError
+    from pipelines.output_folder import OutputTransaction
+
+    with pytest.raises(UsageError) as refused_run:
+        OutputTransaction(str(mrc_out / "data"), "clism_pairs", "python -m pipelines.clism_pairs", False).begin()
+    assert f"is inside {mrc_out}, the output of the wiki_mrc job" in str(refused_run.value)
+    manifests.verify_folder(mrc_out)
