@@ -20,10 +20,10 @@ def compiled_passes() -> ModuleType | None:
     if os.environ.get("XLU_PURE_PYTHON") == "1":
         return None
     try:
-        from corpora.wikitext import compiled_passes as wikitext_speedups
+        from corpora.wikitext import compiled_passes as twins
     except ImportError:
         return None
-    return wikitext_speedups
+    return twins
 
 
 COMPILED = compiled_passes()
