@@ -94,13 +94,15 @@ def data_root(data_dir: str | Path, flag: str = "--data") -> Path:
 
 
 def list_shards(data_dir: str | Path, split: str = "train", table: str | None = None, required: bool = True,
-                flag: str = "--data") -> list[Path]:
+                flag: str = "--data", checksums: bool = True) -> list[Path]:
     """The shards of one table's split (default: the job's rows) of a data job's output, once the whole
     folder was checked against its manifest (files, rows, bytes, sha256; corpora/outputs/manifests.py).
     DIR may be the job's --output or a folder inside it. A folder of shards without a manifest (made
-    by hand) is read as found, with a warning; one an older job wrote without a manifest is refused."""
+    by hand) is read as found, with a warning; one an older job wrote without a manifest is refused.
+    `checksums=False`: rows and bytes only (DDP ranks other than the one that hashed the shards)."""
     try:
-        return manifests.verified_shards(data_dir, table=table, split=split, flag=flag, required=required)
+        return manifests.verified_shards(data_dir, table=table, split=split, flag=flag, required=required,
+                                         checksums=checksums)
     except manifests.ManifestError as e:
         raise DataFolderError(str(e)) from None
 
