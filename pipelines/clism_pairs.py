@@ -25,7 +25,7 @@ from corpora.aligners import SIMALIGN_METHODS, SYMMETRISATIONS
 from corpora.ner_spans import MAX_SPAN_WORDS, NER_CACHE_ENTRIES, ner_pipeline_available
 from corpora.schemas import CLISM_SCHEMA
 from corpora.words import SUPPORTED_LANGS
-from pipelines import beam_outputs, common, input_checks
+from pipelines import beam_outputs, common, input_checks, progress
 from pipelines.beam_outputs import DEAD_LETTER, STATS
 from pipelines.input_checks import UsageError
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
@@ -175,7 +175,9 @@ def check_simalign_model(model: str) -> None:
 def build(p: beam.Pipeline, opts, sources: list[parallel.PairSource]) -> None:
     out = opts.output
     read = p | "ReadPairs" >> ReadPairs(sources, opts.max_words, opts.ner_batch_size)
-    rows, stats, dead = read["pairs"] | "BuildClismPairs" >> BuildClismPairs(opts)
+    mode = progress.progress_mode(opts.no_progress)
+    total = progress.local_line_count([s.paths[0] for s in sources]) if mode.kind != progress.OFF else None
+    rows, stats, dead = read["pairs"] | "BuildClismPairs" >> BuildClismPairs(opts, mode, total)
     rows | "WriteRows" >> beam_outputs.WriteParquetShards(
         FileSystems.join(out, "data"), "train", CLISM_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
     (stats, read[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)

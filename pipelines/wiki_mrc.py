@@ -27,7 +27,7 @@ from corpora.multistream import is_multistream_index
 from corpora.schemas import MRC_SCHEMA
 from corpora.seeding import stable_hash
 from corpora.languages import WIKIPEDIA_LANGUAGES
-from pipelines import beam_outputs, common, input_checks
+from pipelines import beam_outputs, common, input_checks, progress
 from pipelines.input_checks import UsageError
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from pipelines.wiki_dump_reading import (
@@ -117,7 +117,8 @@ class BuildMrcExamples(beam.PTransform):
 
     def expand(self, pages):
         o = self.opts
-        parsed = pages | "ParsePages" >> beam.ParDo(ParsePagesFn(self.languages)).with_outputs(
+        mode = progress.progress_mode(getattr(o, "no_progress", True))
+        parsed = pages | "ParsePages" >> beam.ParDo(ParsePagesFn(self.languages, mode)).with_outputs(
             "redirects", STATS, DEAD_LETTER, main="articles"
         )
         articles = parsed.articles
@@ -143,7 +144,7 @@ class BuildMrcExamples(beam.PTransform):
             {"article": texts, "entity": selected.entities, "selected": selected.mentions}
             | "JoinArticlesWithRequests" >> beam.CoGroupByKey()
             | "BuildQueriesAndContexts" >> beam.ParDo(
-                BuildQueriesAndContextsFn(o.seed, o.query_words, o.context_words, self.languages)
+                BuildQueriesAndContextsFn(o.seed, o.query_words, o.context_words, self.languages, mode)
             ).with_outputs("contexts", STATS, DEAD_LETTER, main="queries")
         )
         assembled = (
@@ -174,7 +175,8 @@ class BuildMrcExamples(beam.PTransform):
 def build(p: beam.Pipeline, opts, specs: list[DumpSpec]) -> None:
     """The whole job on pipeline `p`: read, build examples, write data, stats and dead letters."""
     out = opts.output
-    read = p | "ReadDumps" >> ReadDumps(specs, opts.streams_per_range, opts.max_page_bytes)
+    read = p | "ReadDumps" >> ReadDumps(specs, opts.streams_per_range, opts.max_page_bytes,
+                                        progress.progress_mode(opts.no_progress))
     languages = language_profiles(specs)
     rows, bundles, stats, dead = read["pages"] | "BuildMrcExamples" >> BuildMrcExamples(opts, languages)
     splits = {"train": rows}

@@ -31,7 +31,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from corpora import language_check, sinkhorn, vocap, xy_shards
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA
 from corpora.wikitext import WIKIPEDIA_LANGUAGES
-from pipelines import beam_outputs, common, input_checks
+from pipelines import beam_outputs, common, input_checks, progress
 from pipelines.input_checks import UsageError
 from pipelines.parallel_reading import first_pairs
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
@@ -227,10 +227,15 @@ def build(p: beam.Pipeline, opts, inputs) -> None:
     out = opts.output
     vocab_path = copy_vocab(opts.vocab, out)
     common.clear_job_outputs(out, ["pair_probs.parquet", "pair_probs.png"])
+    mode = progress.progress_mode(opts.no_progress)
+    counted = mode.kind != progress.OFF
+    mono_lines = progress.local_line_count([path for _, _, path in files]) if counted else None
+    bitext_lines = progress.local_line_count([s.paths[0] for s, _ in sources]) if counted else None
     mrtd_rows, mrtd_stats, mrtd_dead = (p | "MonoFiles" >> beam.Create(files)
-                                        | "BuildMrtd" >> BuildMrtd(vocab_path, opts.max_len, opts.pack_lines))
+                                        | "BuildMrtd" >> BuildMrtd(vocab_path, opts.max_len, opts.pack_lines,
+                                                                   mode, mono_lines))
     trtd_rows, trtd_stats, trtd_dead = (p | "BitextSources" >> beam.Create(sources)
-                                        | "BuildTrtd" >> BuildTrtd(opts, vocab_path))
+                                        | "BuildTrtd" >> BuildTrtd(opts, vocab_path, mode, bitext_lines))
     data = FileSystems.join(out, "data")
     mrtd_rows | "WriteMrtd" >> beam_outputs.WriteParquetShards(
         FileSystems.join(data, "mrtd"), "train", XY_MRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
