@@ -275,9 +275,9 @@ class AlignBatchFn(_ProjectingDoFn):
         self.progress_mode = progress_mode
 
     def setup(self):
-        if self.progress_mode is not None and self.progress_mode.kind == progress.OFF:
+        if self.progress_mode is None or self.progress_mode.kind != progress.BAR:
             from transformers.utils import logging as transformers_logging
-            transformers_logging.disable_progress_bar()  # its "Loading weights" bar
+            transformers_logging.disable_progress_bar()  # its "Loading weights" bar: on a terminal only
         self.aligner = SimAlignAligner(self.model, self.method, self.layer)
 
     def process(self, batch):

@@ -1,14 +1,20 @@
 """Ctrl-C in a job: one line and exit status 130, not Beam's traceback.
 
 Beam re-raises a KeyboardInterrupt that reaches a DoFn as a RuntimeError naming the step ("...
-[while running 'ReadPages']"), and on other threads it surfaces as whatever the wait was doing. So
-the signal itself is remembered: whatever the job raises after it is the interrupt. The job's own
-cleanup (the output transaction's abort) runs first, as the exception passes through it; a second
-Ctrl-C during that cleanup ends the process at once.
+[while running 'ReadPages']") after logging its traceback, and on other threads it surfaces as
+whatever the wait was doing. So the signal itself is remembered: whatever the job raises after it is
+the interrupt, and logging and thread exceptions are silenced from then on. The job's own cleanup
+(the output transaction's abort) runs first, as the exception passes through it; a second Ctrl-C
+during that cleanup ends the process at once.
+
+Under --direct_running_mode multi_processing the terminal's Ctrl-C also reaches Beam's worker
+processes, which print their own KeyboardInterrupt tracebacks before the job's line: they are
+started by Beam with Python's default handler, out of this module's reach.
 """
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import signal
 import sys
@@ -34,9 +40,13 @@ def exits_cleanly_on_ctrl_c(run):
                 _say_interrupted()
                 os._exit(INTERRUPTED_STATUS)
             seen.set()
+            # Beam logs the interrupted step's traceback before it re-raises; nothing after the
+            # signal is news to the user.
+            logging.disable(logging.CRITICAL)
+            threading.excepthook = _quiet_thread_exit  # Beam's threads that lost their workers
             raise KeyboardInterrupt
 
-        previous = signal.signal(signal.SIGINT, on_sigint)
+        previous, previous_hook = signal.signal(signal.SIGINT, on_sigint), threading.excepthook
         try:
             return run(*args, **kwargs)
         except BaseException as error:
@@ -46,11 +56,18 @@ def exits_cleanly_on_ctrl_c(run):
             raise
         finally:
             signal.signal(signal.SIGINT, previous)
+            if seen.is_set():
+                logging.disable(logging.NOTSET)
+                threading.excepthook = previous_hook
 
     return wrapper
 
 
 def _say_interrupted() -> None:
-    progress.close_all()
+    progress.close_all(quiet=True)
     sys.stdout.flush()
     print(f"\n{MESSAGE}", file=sys.stderr, flush=True)
+
+
+def _quiet_thread_exit(args) -> None:
+    """After Ctrl-C, a thread's exception is the interrupt seen from that thread."""

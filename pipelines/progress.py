@@ -142,7 +142,7 @@ class Meter:
             text += f" [worker {os.getpid()}]"
         return text
 
-    def close(self) -> None:
+    def close(self, quiet: bool = False) -> None:
         """End the bar; in logs, one last line with the count and the time it took."""
         with self.lock:
             if self.closed:
@@ -150,7 +150,7 @@ class Meter:
             self.closed = True
             if self.bar is not None:
                 self.bar.close()
-            elif self.items:
+            elif self.items and not quiet:
                 _line(f"{self.desc}: {self.items:,} {self.items_name} in {_duration(self.last_advance - self.started)}"
                       + ("" if self.owner else f" [worker {os.getpid()}]"))
 
@@ -175,14 +175,15 @@ def meter(mode: ProgressMode | None, name: str, desc: str, items_name: str, tota
         return found
 
 
-def close_all() -> None:
-    """Close every bar of this process: after the pipeline, before the summary, and on Ctrl-C."""
+def close_all(quiet: bool = False) -> None:
+    """Close every bar of this process: after the pipeline, before the summary, and on Ctrl-C
+    (`quiet`: without the last lines)."""
     with _REGISTRY_LOCK:
         meters = list(_METERS.values())
         _METERS.clear()
         _NOTED.clear()
     for m in meters:
-        m.close()
+        m.close(quiet)
 
 
 def local_line_count(paths: list[str], max_bytes: int = 1 << 30) -> int | None:
