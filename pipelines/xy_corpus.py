@@ -16,6 +16,7 @@ the ids are from), stats.parquet and dead_letter/.
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import re
@@ -31,7 +32,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from corpora import language_check, sinkhorn, vocap, xy_shards
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA
 from corpora.wikitext import WIKIPEDIA_LANGUAGES
-from pipelines import beam_outputs, common, input_checks, progress
+from pipelines import beam_outputs, common, heldout, input_checks, progress
 from pipelines.input_checks import UsageError
 from pipelines.parallel_reading import first_pairs
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
@@ -54,7 +55,7 @@ SAMPLE_BITEXT = (("parallel", "en-fr=en-fr.en,en-fr.fr"), ("parallel", "en-ar=en
 
 
 class XyCorpusOptions(PipelineOptions):
-    shared_options = (common.LanguageCheckOptions,)
+    shared_options = (common.LanguageCheckOptions, heldout.HeldOutFloorOptions, heldout.HeldOutSentencesOptions)
 
     @classmethod
     def _add_argparse_args(cls, parser):
@@ -169,6 +170,7 @@ def plan(opts):
                                 "is written once: give one or the other")
     if opts.pack_lines < 1:
         raise UsageError(f"--pack_lines must be at least 1, got {opts.pack_lines}")
+    heldout.parse_held_out("--test_sentences", opts.test_sentences, opts.min_train_share)
     mono_specs, bitext_specs = opts.mono, opts.bitext
     if not mono_specs and not bitext_specs:
         mono_specs, bitext_specs = _sample_specs()
@@ -237,21 +239,53 @@ def build(p: beam.Pipeline, opts, inputs) -> None:
     trtd_rows, trtd_stats, trtd_dead = (p | "BitextSources" >> beam.Create(sources)
                                         | "BuildTrtd" >> BuildTrtd(opts, vocab_path, mode, bitext_lines))
     data = FileSystems.join(out, "data")
-    mrtd_rows | "WriteMrtd" >> beam_outputs.WriteParquetShards(
-        FileSystems.join(data, "mrtd"), "train", XY_MRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
-    trtd_rows | "WriteTrtd" >> beam_outputs.WriteParquetShards(
-        FileSystems.join(data, "trtd"), "train", XY_TRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
-    (mrtd_stats, trtd_stats) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
+    tables = {"mrtd": ({"train": mrtd_rows}, XY_MRTD_SCHEMA, "Mrtd"), "trtd": ({"train": trtd_rows}, XY_TRTD_SCHEMA, "Trtd")}
+    split_stats = []
+    held_out = heldout.parse_held_out("--test_sentences", opts.test_sentences, opts.min_train_share)
+    if held_out is not None:
+        for table, unit_of, across in (("mrtd", functools.partial(mrtd_unit, opts.seed), False),
+                                       ("trtd", functools.partial(trtd_unit, opts.seed), True)):
+            splits, schema, name = tables[table]
+            split = splits["train"] | f"Split{name}" >> heldout.SplitRows(held_out, unit_of, across_languages=across)
+            tables[table] = ({"train": split["train"], "test": split["test"]}, schema, name)
+            split_stats.append(split[beam_outputs.STATS])
+    for table, (splits, schema, name) in tables.items():
+        for split_name, rows in splits.items():
+            rows | f"Write{name}{'' if split_name == 'train' else 'Test'}" >> beam_outputs.WriteParquetShards(
+                FileSystems.join(data, table), split_name, schema, opts.num_shards, shuffle_seed=opts.seed)
+    (mrtd_stats, trtd_stats, *split_stats) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
     (mrtd_dead, trtd_dead) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
+
+
+def mrtd_unit(seed: int, row: dict) -> tuple[str, int]:
+    """The held-out unit of an MRTD row: the row itself (a packed run of consecutive lines)."""
+    return row["lang"], heldout.unit_hash(seed, row["id"])
+
+
+def trtd_unit(seed: int, row: dict) -> tuple[str, int]:
+    """The held-out unit of a TRTD row: the X sentence of its X-Y pair (as the bitext gives the pair),
+    so that every drawn copy of a pair, flipped or not, and every pair with that X sentence, whatever
+    its Y language, are on one side."""
+    ids, src_len = row["input_ids"], row["src_len"]
+    first, second = ids[1:src_len - 1], ids[src_len:-1]  # <s> first </s> second </s>
+    x_lang, x_ids = (row["tgt_lang"], second) if row["flipped"] else (row["src_lang"], first)
+    return xy_shards.pair_key(row["src_lang"], row["tgt_lang"]), heldout.unit_hash(seed, x_lang, tuple(x_ids))
+
+
+def _splits(table: str, opts) -> dict[str, str]:
+    splits = {"train": f"data/{table}/train-*.parquet"}
+    if heldout.parse_held_out("--test_sentences", opts.test_sentences, opts.min_train_share) is not None:
+        splits["test"] = f"data/{table}/test-*.parquet"
+    return splits
 
 
 def dataset_card(opts, inputs) -> DatasetCard:
     files, named = inputs
     # MRTD and TRTD rows have different columns: two configs, so that each loads with its own schema.
     configs = [
-        CardConfig("mrtd", {"train": "data/mrtd/train-*.parquet"}, XY_MRTD_SCHEMA,
+        CardConfig("mrtd", _splits("mrtd", opts), XY_MRTD_SCHEMA,
                    "monolingual token rows (ids of spm.model) for replaced-token detection"),
-        CardConfig("trtd", {"train": "data/trtd/train-*.parquet"}, XY_TRTD_SCHEMA,
+        CardConfig("trtd", _splits("trtd", opts), XY_TRTD_SCHEMA,
                    "X-Y translation-pair token rows (source then target, src_len tokens of source)"),
         CardConfig("pair_probs", {"train": "pair_probs.parquet"}, XY_PAIR_PROBS_SCHEMA,
                    "the Sinkhorn language-pair sampling probabilities"),
@@ -297,6 +331,7 @@ def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
               f"{drawn / max(drawn_total, 1):>8.3f}{v.get('trtd/flipped', 0) / max(drawn, 1):>9.3f}", file=stream)
     print(f"Sinkhorn: {job.get('sinkhorn/iterations', 0):,} iterations; mass on pairs with no data, removed: "
           f"{job.get('sinkhorn/removed_mass_ppb', 0) / 1e9:.3g} (pair_probs.parquet, pair_probs.png)", file=stream)
+    heldout.print_split_table(values, "units", stream)
     common.print_count_table(values, stream)
     _warn_of_starved_pairs(values, job.get("trtd/target_rows", 0))
     _warn_of_unknown_tokens(values)
