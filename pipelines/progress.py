@@ -18,6 +18,7 @@ Where the work runs decides what can be shown:
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import threading
 import time
@@ -29,19 +30,26 @@ LINE_SECONDS = 60.0
 
 
 class ProgressMode(NamedTuple):
-    """What the main process decided, carried to the DoFns (picklable)."""
+    """What the main process decided, carried to the DoFns (picklable). The owner is the process
+    that holds the user's terminal, named by host and pid (a worker's pid alone may be the same)."""
     kind: str
     owner_pid: int
     line_seconds: float
+    owner_host: str = ""
+
+
+def _this_process() -> tuple[int, str]:
+    return os.getpid(), socket.gethostname()
 
 
 def progress_mode(no_progress: bool, stream=None) -> ProgressMode:
     stream = stream or sys.stderr
     seconds = float(os.environ.get("XLU_PROGRESS_SECONDS", LINE_SECONDS))
+    pid, host = _this_process()
     if no_progress:
-        return ProgressMode(OFF, os.getpid(), seconds)
+        return ProgressMode(OFF, pid, seconds, host)
     kind = BAR if _is_terminal(stream) and _tqdm() is not None else LINES
-    return ProgressMode(kind, os.getpid(), seconds)
+    return ProgressMode(kind, pid, seconds, host)
 
 
 def _is_terminal(stream) -> bool:
@@ -86,7 +94,7 @@ class Meter:
 
     def __init__(self, mode: ProgressMode, desc: str, items_name: str, total: float | None = None, unit: str = ""):
         self.desc, self.items_name = desc, items_name
-        self.owner = os.getpid() == mode.owner_pid
+        self.owner = _this_process() == (mode.owner_pid, mode.owner_host or socket.gethostname())
         self.total = total if self.owner else None  # another process does only part of the work
         self.unit = unit or items_name
         self.line_seconds = mode.line_seconds
