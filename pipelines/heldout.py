@@ -82,7 +82,7 @@ def parse_held_out(flag: str, value, min_train_share: float) -> HeldOut | None:
     return HeldOut(None, number, min_train_share)
 
 
-def test_quota(units: int, spec: HeldOut) -> int:
+def held_out_quota(units: int, spec: HeldOut) -> int:
     """Units of a language that a count holds out: the count, cut to leave the floor in training."""
     return max(0, min(spec.count, units - math.ceil(spec.min_train_share * units)))
 
@@ -123,7 +123,7 @@ def _unit_stats(lang_units: tuple, min_train_share: float):
 
 def _cut_to_floor(lang_hashes: tuple, spec: HeldOut, counts: dict):
     lang, hashes = lang_hashes
-    return lang, sorted(hashes)[: test_quota(counts.get(lang, 0), spec)]
+    return lang, sorted(hashes)[: held_out_quota(counts.get(lang, 0), spec)]
 
 
 def _cut_stats(lang_hashes: tuple, spec: HeldOut, counts: dict):

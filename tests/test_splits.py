@@ -54,11 +54,11 @@ def test_bad_values_are_one_line(value, share, words):
 
 def test_a_count_leaves_the_floor_in_training():
     spec = heldout.HeldOut(20, None, 0.5)
-    assert heldout.test_quota(366, spec) == 20
-    assert heldout.test_quota(25, spec) == 12  # 13 = ceil(0.5 * 25) stay
-    assert heldout.test_quota(2, spec) == 1
-    assert heldout.test_quota(1, spec) == 0
-    assert heldout.test_quota(25, heldout.HeldOut(20, None, 0.0)) == 20
+    assert heldout.held_out_quota(366, spec) == 20
+    assert heldout.held_out_quota(25, spec) == 12  # 13 = ceil(0.5 * 25) stay
+    assert heldout.held_out_quota(2, spec) == 1
+    assert heldout.held_out_quota(1, spec) == 0
+    assert heldout.held_out_quota(25, heldout.HeldOut(20, None, 0.0)) == 20
 
 
 # ── wiki_mrc ──
