@@ -137,6 +137,8 @@ class TagEntitiesFn(TallyingDoFn):
         return informative_spans(words, entities, self.stop_words, self.max_span_words, self.labels)
 
     def process(self, batch):
+        # Made before the batch is tagged, so that the rate counts the tagging's time.
+        meter = progress.meter(self.progress_mode, "clism_ner", "tagging entities", "pairs", self.total_pairs)
         batch = [parallel.ParallelPair._make(t) for t in batch]
         if self.pretokenized:
             tgt_words = [p.tgt_text.split() for p in batch]
@@ -170,7 +172,6 @@ class TagEntitiesFn(TallyingDoFn):
             tags = tag_words(pair.tgt_lang, pair.tgt_text, tgt) if spans and not self.pretokenized else ()
             tagged.append(tagged_to_wire(TaggedPair(pair.pair_id, pair.tgt_lang, src, tuple(tgt), tuple(spans), tags)))
         tally_all(self, counts)
-        meter = progress.meter(self.progress_mode, "clism_ner", "tagging entities", "pairs", self.total_pairs)
         if meter is not None:
             meter.advance(len(batch))
             progress.note(self.progress_mode, "pairs_with_spans", sum(1 for t in tagged if t[4]))
