@@ -81,7 +81,7 @@ def _rate(items: int, seconds: float) -> str:
 
 def _amount(n: float, unit: str) -> str:
     if unit == "B":
-        for scale, name in ((1 << 30, "GB"), (1 << 20, "MB"), (1 << 10, "kB")):
+        for scale, name in ((10**9, "GB"), (10**6, "MB"), (10**3, "kB")):  # decimal, as tqdm's bar
             if n >= scale:
                 return f"{n / scale:,.1f} {name}"
         return f"{n:,.0f} B"
