@@ -144,7 +144,8 @@ def language_profiles(specs: list[DumpSpec]) -> dict[str, WikiLanguage]:
 
 
 class ReadPagesFn(TallyingDoFn):
-    """Pages of one file or byte range, with a progress line every `progress_every` pages."""
+    """Pages of one file or byte range, counted into the job's progress meter (pipelines/progress.py),
+    or with a progress line every `progress_every` pages when progress is off."""
 
     def __init__(self, max_page_bytes: int, progress_every: int = 10_000, progress_mode=None,
                  sizes: dict | None = None):
@@ -157,8 +158,9 @@ class ReadPagesFn(TallyingDoFn):
         pages = 0
         meter = progress.meter(self.progress_mode, "read_dumps", "reading dumps", "pages",
                                sum(self.sizes.values()) or None, "B")
+        read_end = end if end is not None else self.sizes.get(path)
         with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f, \
-                progress.ByteTracker(meter, f, start or 0, end if end is not None else self.sizes.get(path)) as bytes_read:
+                progress.ByteTracker(meter, f, start or 0, read_end) as bytes_read:
             if start is None:
                 records = dumps.iter_pages_from_file(f, path, dumps.compression_for(path), self.max_page_bytes)
             else:
