@@ -120,3 +120,15 @@ def test_local_line_count(tmp_path):
     assert progress.local_line_count([str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]) == 4
     assert progress.local_line_count([str(tmp_path / "a.txt.gz")]) is None
     assert progress.local_line_count(["gs://bucket/a.txt"]) is None
+
+
+def test_without_tqdm_a_terminal_gets_lines(monkeypatch):
+    """A data-only install without tqdm still reports progress, as log lines."""
+    class Terminal:
+        def isatty(self):
+            return True
+
+    assert progress.progress_mode(False, Terminal()).kind == progress.BAR
+    monkeypatch.setattr(progress, "_tqdm", lambda: None)
+    assert progress.progress_mode(False, Terminal()).kind == progress.LINES
+    assert progress.progress_mode(True, Terminal()).kind == progress.OFF
