@@ -10,6 +10,7 @@ are in docs/clism_pairs.md.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
@@ -26,7 +27,7 @@ from corpora.clism.aligners import SIMALIGN_METHODS, SYMMETRISATIONS
 from corpora.clism.ner_spans import MAX_SPAN_WORDS, NER_CACHE_ENTRIES, ner_pipeline_available
 from corpora.schemas import CLISM_SCHEMA
 from corpora.words import SUPPORTED_LANGS
-from pipelines import beam_outputs, common, input_checks
+from pipelines import beam_outputs, common, heldout, input_checks, progress
 from pipelines.beam_outputs import DEAD_LETTER, STATS
 from pipelines.input_checks import UsageError
 from pipelines.row_checks import CheckRows
@@ -40,7 +41,7 @@ SAMPLE_PAIRS = ("fr=en-fr.en,en-fr.fr", "ar=en-ar.tsv", "hi=en-hi.txt", "vi=en-v
 
 
 class ClismPairsOptions(PipelineOptions):
-    shared_options = (common.LanguageCheckOptions,)
+    shared_options = (common.LanguageCheckOptions, heldout.HeldOutFloorOptions, heldout.HeldOutSentencesOptions)
 
     @classmethod
     def _add_argparse_args(cls, parser):
@@ -123,6 +124,7 @@ def plan(opts) -> tuple[list[parallel.PairSource], str]:
         raise UsageError(f"--eflomal_prefix_len must be 0 or more, got {opts.eflomal_prefix_len}")
     if opts.max_gap < 0:
         raise UsageError(f"--max_gap must be 0 or more, got {opts.max_gap}")
+    heldout.parse_held_out("--test_sentences", opts.test_sentences, opts.min_train_share)
     specs = opts.pairs
     if not specs:
         specs = [f"{key}={','.join(os.path.join(sample_dir(), p) for p in paths.split(','))}"
@@ -180,17 +182,36 @@ def check_simalign_model(model: str) -> None:
 def build(p: beam.Pipeline, opts, sources: list[parallel.PairSource]) -> None:
     out = opts.output
     read = p | "ReadPairs" >> ReadPairs(sources, opts.max_words, opts.ner_batch_size)
-    rows, stats, dead = read["pairs"] | "BuildClismPairs" >> BuildClismPairs(opts)
+    mode = progress.progress_mode(opts.no_progress)
+    total = progress.local_line_count([s.paths[0] for s in sources]) if mode.kind != progress.OFF else None
+    rows, stats, dead = read["pairs"] | "BuildClismPairs" >> BuildClismPairs(opts, mode, total)
     checked = rows | "CheckRows" >> CheckRows(CLISM_SCHEMA)
     rows = checked["rows"]
-    rows | "WriteRows" >> beam_outputs.WriteParquetShards(
-        FileSystems.join(out, "data"), "train", CLISM_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
+    splits = {"train": rows}
+    held_out = heldout.parse_held_out("--test_sentences", opts.test_sentences, opts.min_train_share)
+    if held_out is not None:
+        split = rows | "SplitTrainTest" >> heldout.SplitRows(
+            held_out, functools.partial(english_sentence_unit, opts.seed), across_languages=True)
+        splits = {"train": split["train"], "test": split["test"]}
+        stats = (stats, split[STATS]) | "StatsWithSplit" >> beam.Flatten()
+    for name, split_rows in splits.items():
+        split_rows | f"Write{'Rows' if name == 'train' else 'Test'}" >> beam_outputs.WriteParquetShards(
+            FileSystems.join(out, "data"), name, CLISM_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
     (stats, read[STATS], checked[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
     (dead, read[DEAD_LETTER], checked[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
 
 
+def english_sentence_unit(seed: int, row: dict) -> tuple[str, int]:
+    """The held-out unit of a CLISM row: its English sentence, whatever the target language, so that
+    an English sentence of the test split is in no training pair."""
+    return f"en-{row['tgt_lang']}", heldout.unit_hash(seed, " ".join(row["src_words"]))
+
+
 def dataset_card(opts, sources: list[parallel.PairSource]) -> DatasetCard:
-    rows = CardConfig("pairs", {"train": "data/train-*.parquet"}, CLISM_SCHEMA,
+    splits = {"train": "data/train-*.parquet"}
+    if heldout.parse_held_out("--test_sentences", opts.test_sentences, opts.min_train_share) is not None:
+        splits["test"] = "data/test-*.parquet"
+    rows = CardConfig("pairs", splits, CLISM_SCHEMA,
                       "an English sentence and its translation, English entity spans and their aligned target spans")
     if opts.pairs:
         license, source = "other", (
@@ -225,6 +246,7 @@ def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
         v = values[lang]
         kept, spans = v.get("pairs/kept", 0), v.get("spans/kept", 0)
         print(f"{lang:<8}{v.get('read/lines', 0):>9,}{kept:>9,}{spans:>9,}{spans / kept if kept else 0:>12.2f}", file=stream)
+    heldout.print_split_table(values, "sentences", stream)
     common.print_count_table(values, stream)
     print(f"\ndone in {seconds:.1f}s", file=stream)
 

@@ -31,6 +31,7 @@ from corpora.clism.ner_spans import NER_CACHE_ENTRIES, CachedNer, Span, informat
 from corpora.seeding import stable_hash
 from corpora.word_tags import tag_words
 from corpora.words import get_tokenizer, stop_words
+from pipelines import progress
 from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 from pipelines.parallel_reading import read_pair_records
 
@@ -116,10 +117,12 @@ class TagEntitiesFn(TallyingDoFn):
     """
 
     def __init__(self, spacy_model: str, pretokenized: bool, max_words: int, max_span_words: int,
-                 labels: frozenset[str] | None, cache_entries: int = NER_CACHE_ENTRIES):
+                 labels: frozenset[str] | None, cache_entries: int = NER_CACHE_ENTRIES, progress_mode=None,
+                 total_pairs: int | None = None):
         self.spacy_model, self.pretokenized = spacy_model, pretokenized
         self.max_words, self.max_span_words, self.labels = max_words, max_span_words, labels
         self.cache_entries = cache_entries
+        self.progress_mode, self.total_pairs = progress_mode, total_pairs
 
     def setup(self):
         # The NER pipeline first: it imports spaCy without torch, and stop_words() would import it with
@@ -134,6 +137,8 @@ class TagEntitiesFn(TallyingDoFn):
         return informative_spans(words, entities, self.stop_words, self.max_span_words, self.labels)
 
     def process(self, batch):
+        # Made before the batch is tagged, so that the rate counts the tagging's time.
+        meter = progress.meter(self.progress_mode, "clism_ner", "tagging entities", "pairs", self.total_pairs)
         batch = [parallel.ParallelPair._make(t) for t in batch]
         if self.pretokenized:
             tgt_words = [p.tgt_text.split() for p in batch]
@@ -167,6 +172,9 @@ class TagEntitiesFn(TallyingDoFn):
             tags = tag_words(pair.tgt_lang, pair.tgt_text, tgt) if spans and not self.pretokenized else ()
             tagged.append(tagged_to_wire(TaggedPair(pair.pair_id, pair.tgt_lang, src, tuple(tgt), tuple(spans), tags)))
         tally_all(self, counts)
+        if meter is not None:
+            meter.advance(len(batch))
+            progress.note(self.progress_mode, "pairs_with_spans", sum(1 for t in tagged if t[4]))
         if tagged:
             yield tagged
 
@@ -262,16 +270,25 @@ class AlignCorpusFn(_ProjectingDoFn):
 class AlignBatchFn(_ProjectingDoFn):
     """A batch of pairs -> rows, with the neural aligner loaded once per worker."""
 
-    def __init__(self, max_gap: int, model: str, method: str, layer: int | None):
+    def __init__(self, max_gap: int, model: str, method: str, layer: int | None, progress_mode=None):
         super().__init__(max_gap)
         self.model, self.method, self.layer = model, method, layer
+        self.progress_mode = progress_mode
 
     def setup(self):
+        if self.progress_mode is None or self.progress_mode.kind != progress.BAR:
+            from transformers.utils import logging as transformers_logging
+            transformers_logging.disable_progress_bar()  # its "Loading weights" bar: on a terminal only
         self.aligner = SimAlignAligner(self.model, self.method, self.layer)
 
     def process(self, batch):
         batch = [tagged_from_wire(t) for t in batch]
         alignments = self.aligner.align([(p.src_words, p.tgt_words) for p in batch])
+        # The total grows while entity tagging, fused with this step, is still ahead of it.
+        total = progress.noted("pairs_with_spans")
+        meter = progress.meter(self.progress_mode, "clism_align", "aligning pairs with spans", "pairs", total)
+        if meter is not None:
+            meter.advance(len(batch), total=total)
         counts = collections.Counter()
         for pair, alignment in zip(batch, alignments):
             counts["align", "pairs", pair_key(pair.tgt_lang)] += 1
@@ -293,9 +310,9 @@ def split_by_lang_pair_shard(batch: list[tuple], seed: int, shards: int):
 class BuildClismPairs(beam.PTransform):
     """Batches (lists) of ParallelPair -> (rows, stats, dead letters)."""
 
-    def __init__(self, opts):
+    def __init__(self, opts, progress_mode=None, total_pairs: int | None = None):
         super().__init__()
-        self.opts = opts
+        self.opts, self.progress_mode, self.total_pairs = opts, progress_mode, total_pairs
 
     def expand(self, pairs):
         o = self.opts
@@ -304,7 +321,7 @@ class BuildClismPairs(beam.PTransform):
             pairs
             | "TagEntities" >> beam.ParDo(
                 TagEntitiesFn(o.spacy_model, o.pretokenized, o.max_words, o.max_span_words, labels,
-                              o.ner_cache_entries)
+                              o.ner_cache_entries, self.progress_mode, self.total_pairs)
             ).with_outputs(STATS, DEAD_LETTER, main="pairs")
         )
         if o.aligner in ("fast_align", "eflomal"):
@@ -324,7 +341,7 @@ class BuildClismPairs(beam.PTransform):
                 | "HasSpans" >> beam.FlatMap(lambda batch: [t for t in batch if tagged_from_wire(t).spans])
                 | "BatchForAligner" >> beam.BatchElements(min_batch_size=4, max_batch_size=o.align_batch_size)
                 | "AlignBatches" >> beam.ParDo(
-                    AlignBatchFn(o.max_gap, o.aligner_model, o.aligner_method, o.aligner_layer)
+                    AlignBatchFn(o.max_gap, o.aligner_model, o.aligner_method, o.aligner_layer, self.progress_mode)
                 ).with_outputs(STATS, main="rows")
             )
         stats = (tagged[STATS], aligned[STATS]) | "AllStats" >> beam.Flatten()

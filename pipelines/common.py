@@ -29,6 +29,8 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 
 from pipelines.dataset_card import job_command, manifest_tables, write_dataset_card
 from pipelines.cli_flags import check_job_argv
+from pipelines import progress
+from pipelines.interrupts import exits_cleanly_on_ctrl_c
 from pipelines.input_checks import UsageError
 from pipelines.output_folder import OutputTransaction, disk_problem, input_identity
 
@@ -49,6 +51,8 @@ class JobOptions(PipelineOptions):
         parser.add_argument("--num_shards", type=int, default=4,
                             help="Parquet shards per split; ~1 per 100 MB of output (default %(default)s)")
         parser.add_argument("--verbose", action="store_true", help="log Beam's own progress and print every counter")
+        parser.add_argument("--no_progress", action="store_true",
+                            help="no progress bar on a terminal and no progress lines in logs")
         parser.add_argument("--overwrite", action="store_true",
                             help="replace data/, dead_letter/ and stats.parquet in an --output that another job (or "
                             "something else) wrote; an earlier run of the same job is replaced without it")
@@ -139,6 +143,7 @@ def _drop_disk_error_traceback(record: logging.LogRecord) -> bool:
     return disk_problem(Exception(record.getMessage()), "") is None
 
 
+@exits_cleanly_on_ctrl_c
 def run_job(argv, job: str, options_cls, description: str, plan, build, summarise, card=None,
             inputs_of=None) -> pa.Table:
     """The life of every job: parse, validate (`plan` -> inputs and a headline), run, publish, summarise.
@@ -158,7 +163,7 @@ def run_job(argv, job: str, options_cls, description: str, plan, build, summaris
     for name in _WORKER_LOG_RELAYS:
         logging.getLogger(name).addFilter(_drop_job_flags_warning)
     logging.getLogger("apache_beam.runners.common").addFilter(_drop_disk_error_traceback)
-    show_progress()
+    show_progress(not opts.no_progress)
     if opts.num_shards < 1:
         raise UsageError(f"--num_shards must be at least 1, got {opts.num_shards}")
     inputs, headline = plan(opts)
@@ -175,6 +180,7 @@ def run_job(argv, job: str, options_cls, description: str, plan, build, summaris
         with fewer_garbage_collections():
             result = p.run()
             result.wait_until_finish()
+        progress.close_all()  # the bars end before the summary starts
         described = card(opts, inputs) if card is not None else None
         if described is not None:
             write_dataset_card(transaction.staging, described, command)
@@ -287,15 +293,16 @@ def make_pipeline(options: PipelineOptions) -> beam.Pipeline:
     return beam.Pipeline(options=options)
 
 
-def show_progress() -> None:
-    """Progress lines (`xlu.progress`) on stderr even when Beam's own logging is quiet."""
+def show_progress(enabled: bool = True) -> None:
+    """Progress lines (`xlu.progress`) on stderr even when Beam's own logging is quiet; none under
+    --no_progress."""
     progress = logging.getLogger("xlu.progress")
     if not progress.handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
         progress.addHandler(handler)
-        progress.setLevel(logging.INFO)
         progress.propagate = False
+    progress.setLevel(logging.INFO if enabled else logging.WARNING)
 
 
 def read_stats(output: str) -> pa.Table:

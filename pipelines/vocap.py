@@ -36,7 +36,7 @@ from corpora.text_lines import decode_line
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from corpora.seeding import stable_hash
 from corpora.wikitext.parse import WIKIPEDIA_LANGUAGES
-from pipelines import beam_outputs, common, input_checks
+from pipelines import beam_outputs, common, input_checks, progress
 from pipelines.input_checks import UsageError
 from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 
@@ -156,8 +156,9 @@ class AlpCurveFn(TallyingDoFn):
     """(lang, sentences, characters) -> one dict per language: the grid's (size, ALP) curve, the models
     on its upper hull (the only ones the allocation can choose), and the training sentences."""
 
-    def __init__(self, grid: list[int], heldout: float, seed: int):
+    def __init__(self, grid: list[int], heldout: float, seed: int, progress_mode=None):
         self.grid, self.heldout, self.seed = grid, heldout, seed
+        self.progress_mode = progress_mode
 
     def process(self, element):
         lang, sentences, characters = element
@@ -169,7 +170,9 @@ class AlpCurveFn(TallyingDoFn):
             self.tally("language", "too_little_text", lang)
             yield dead_letter(lang, lang, "grid", "too_little_text", " | ".join(sentences)[:200])
             return
-        curve = vocap.alp_curve(train, heldout, self.grid, self.seed)
+        # No total: a language's grid stops early where its text holds no more pieces.
+        meter = progress.meter(self.progress_mode, "vocap_grid", "training grid models", "models")
+        curve = vocap.alp_curve(train, heldout, self.grid, self.seed, progress=meter and (lambda _: meter.advance(1)))
         self.tally("grid", "models", lang, len(curve))
         if not curve:
             self.tally("language", "grid_too_small", lang)
@@ -293,7 +296,7 @@ def build(p: beam.Pipeline, opts, inputs) -> None:
     curves = (
         read["sentences"]
         | "SpreadLanguages" >> beam.Reshuffle()
-        | "AlpCurves" >> beam.ParDo(AlpCurveFn(grid, opts.heldout, opts.seed)).with_outputs(
+        | "AlpCurves" >> beam.ParDo(AlpCurveFn(grid, opts.heldout, opts.seed, progress.progress_mode(opts.no_progress))).with_outputs(
             STATS, DEAD_LETTER, main="curves")
     )
     merged = (

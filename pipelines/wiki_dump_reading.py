@@ -18,6 +18,7 @@ from corpora.dumps import multistream
 from corpora.dumps import siteinfo
 from corpora.wiki.languages import WikiLanguage, wiki_language
 from pipelines import input_identity
+from pipelines import progress
 from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 
 PROGRESS = logging.getLogger("xlu.progress")
@@ -172,16 +173,23 @@ def language_profiles(specs: list[DumpSpec]) -> dict[str, WikiLanguage]:
 
 
 class ReadPagesFn(TallyingDoFn):
-    """Pages of one file or byte range, with a progress line every `progress_every` pages."""
+    """Pages of one file or byte range, counted into the job's progress meter (pipelines/progress.py),
+    or with a progress line every `progress_every` pages when progress is off."""
 
-    def __init__(self, max_page_bytes: int, progress_every: int = 10_000):
+    def __init__(self, max_page_bytes: int, progress_every: int = 10_000, progress_mode=None,
+                 sizes: dict | None = None):
         self.max_page_bytes, self.progress_every = max_page_bytes, progress_every
+        self.progress_mode, self.sizes = progress_mode, sizes or {}
 
     def process(self, read):
         lang, path, start, end = read
         source = path if start is None else f"{path}:{start}-{end}"
         pages = 0
-        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        meter = progress.meter(self.progress_mode, "read_dumps", "reading dumps", "pages",
+                               sum(self.sizes.values()) or None, "B")
+        read_end = end if end is not None else self.sizes.get(path)
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f, \
+                progress.ByteTracker(meter, f, start or 0, read_end) as bytes_read:
             if start is None:
                 records = dumps.iter_pages_from_file(f, path, dumps.compression_for(path), self.max_page_bytes)
             else:
@@ -192,16 +200,18 @@ class ReadPagesFn(TallyingDoFn):
                     yield dead_letter(record.source, record.record_id, record.stage, record.reason, record.excerpt)
                     continue
                 pages += 1
-                if pages % self.progress_every == 0:
+                bytes_read.page()
+                if pages % self.progress_every == 0 and meter is None:
                     PROGRESS.info("%s: %s pages read from %s", lang, f"{pages:,}", source)
                 self.tally("pages", "read", lang)
                 yield lang, record
 
 
 class ReadDumps(beam.PTransform):
-    def __init__(self, specs: list[DumpSpec], streams_per_range: int, max_page_bytes: int):
+    def __init__(self, specs: list[DumpSpec], streams_per_range: int, max_page_bytes: int, progress_mode=None):
         super().__init__()
         self.specs, self.streams_per_range, self.max_page_bytes = specs, streams_per_range, max_page_bytes
+        self.progress_mode = progress_mode
 
     def expand(self, pbegin):
         planned = (
@@ -214,8 +224,18 @@ class ReadDumps(beam.PTransform):
             planned.reads
             # Spread the ranges over workers; without it a runner may read them all in one bundle.
             | "SpreadRanges" >> beam.Reshuffle()
-            | "ReadPages" >> beam.ParDo(ReadPagesFn(self.max_page_bytes)).with_outputs(STATS, DEAD_LETTER, main="pages")
+            | "ReadPages" >> beam.ParDo(ReadPagesFn(self.max_page_bytes, progress_mode=self.progress_mode,
+                                                    sizes=dump_sizes(self.specs, self.progress_mode)))
+            .with_outputs(STATS, DEAD_LETTER, main="pages")
         )
         dead = (planned[DEAD_LETTER], read[DEAD_LETTER]) | "ReadDeadLetters" >> beam.Flatten()
         stats = (planned[STATS], read[STATS]) | "ReadStats" >> beam.Flatten()
         return {"pages": read.pages, STATS: stats, DEAD_LETTER: dead}
+
+
+def dump_sizes(specs: list[DumpSpec], progress_mode) -> dict[str, int]:
+    """Each dump's size in bytes: the progress bar's total (nothing to look up when it is off)."""
+    if progress_mode is None or progress_mode.kind == progress.OFF:
+        return {}
+    return {m.path: m.size_in_bytes for result in FileSystems.match([s.path for s in specs])
+            for m in result.metadata_list}

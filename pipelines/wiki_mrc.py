@@ -8,6 +8,7 @@ Paper: mPMR (Xu et al., 2023) §2.2 and Appendix A.1. The stages are in wiki_mrc
 """
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 
@@ -22,7 +23,7 @@ from corpora.dumps.multistream import is_multistream_index
 from corpora.schemas import MRC_SCHEMA
 from corpora.seeding import stable_hash
 from corpora.wiki.languages import WIKIPEDIA_LANGUAGES
-from pipelines import beam_outputs, common, input_checks
+from pipelines import beam_outputs, common, heldout, input_checks, progress
 from pipelines.input_checks import UsageError
 from pipelines.row_checks import CheckRows
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
@@ -46,7 +47,7 @@ JOB = "wiki_mrc"
 
 
 class WikiMrcOptions(PipelineOptions):
-    shared_options = (common.LanguageCheckOptions,)
+    shared_options = (common.LanguageCheckOptions, heldout.HeldOutFloorOptions)
 
     @classmethod
     def _add_argparse_args(cls, parser):
@@ -63,8 +64,10 @@ class WikiMrcOptions(PipelineOptions):
                             help="answerable examples per entity, and as many unanswerable (paper: 10)")
         parser.add_argument("--min_mentions_en", type=int, default=10, help="drop English entities with fewer mentions (paper: 10)")
         parser.add_argument("--min_mentions", type=int, default=5, help="drop other languages' entities with fewer mentions (paper: 5)")
-        parser.add_argument("--test_entities", type=int, default=0,
-                            help="entities per language held out to an entity-disjoint test split (paper: 1000; default none)")
+        parser.add_argument("--test_entities", default="0", metavar="N|FRACTION",
+                            help="entities per language held out to an entity-disjoint test split: a count (paper: "
+                            "1000) or a fraction (0.05); each language keeps --min_train_share of its entities for "
+                            "training (default none)")
         parser.add_argument("--streams_per_range", type=int, default=20,
                             help="multistream bz2 streams (~100 pages each) read by one worker task (default %(default)s)")
         parser.add_argument("--max_page_bytes", type=int, default=20_000_000,
@@ -78,6 +81,7 @@ def plan(opts) -> tuple[list[DumpSpec], str]:
     for name in ("query_words", "context_words", "examples_per_entity", "streams_per_range", "entities_per_bucket"):
         if getattr(opts, name) < 1:
             raise UsageError(f"--{name} must be at least 1, got {getattr(opts, name)}")
+    heldout.parse_held_out("--test_entities", opts.test_entities, opts.min_train_share)
     if opts.dump:
         by_lang = input_checks.parse_lang_paths(opts.dump, "--dump", WIKIPEDIA_LANGUAGES, skip_in_patterns=is_multistream_index)
     else:
@@ -112,7 +116,8 @@ class BuildMrcExamples(beam.PTransform):
 
     def expand(self, pages):
         o = self.opts
-        parsed = pages | "ParsePages" >> beam.ParDo(ParsePagesFn(self.languages)).with_outputs(
+        mode = progress.progress_mode(getattr(o, "no_progress", True))
+        parsed = pages | "ParsePages" >> beam.ParDo(ParsePagesFn(self.languages, mode)).with_outputs(
             "redirects", STATS, DEAD_LETTER, main="articles"
         )
         articles = parsed.articles
@@ -138,7 +143,7 @@ class BuildMrcExamples(beam.PTransform):
             {"article": texts, "entity": selected.entities, "selected": selected.mentions}
             | "JoinArticlesWithRequests" >> beam.CoGroupByKey()
             | "BuildQueriesAndContexts" >> beam.ParDo(
-                BuildQueriesAndContextsFn(o.seed, o.query_words, o.context_words, self.languages)
+                BuildQueriesAndContextsFn(o.seed, o.query_words, o.context_words, self.languages, mode)
             ).with_outputs("contexts", STATS, DEAD_LETTER, main="queries")
         )
         assembled = (
@@ -169,29 +174,29 @@ class BuildMrcExamples(beam.PTransform):
 def build(p: beam.Pipeline, opts, specs: list[DumpSpec]) -> None:
     """The whole job on pipeline `p`: read, build examples, write data, stats and dead letters."""
     out = opts.output
-    read = p | "ReadDumps" >> ReadDumps(specs, opts.streams_per_range, opts.max_page_bytes)
+    read = p | "ReadDumps" >> ReadDumps(specs, opts.streams_per_range, opts.max_page_bytes,
+                                        progress.progress_mode(opts.no_progress))
     languages = language_profiles(specs)
     rows, bundles, stats, dead = read["pages"] | "BuildMrcExamples" >> BuildMrcExamples(opts, languages)
     checked = rows | "CheckRows" >> CheckRows(MRC_SCHEMA)
     rows = checked["rows"]
     splits = {"train": rows}
-    if opts.test_entities > 0:
-        test_entities = (
-            bundles
-            | "EntityOrder" >> beam.Map(lambda b, seed: (b.lang, (stable_hash(seed, "test", b.lang, b.entity), b.entity)), opts.seed)
-            | "PickTestEntities" >> beam.combiners.Top.SmallestPerKey(opts.test_entities)
-            | "AsEntitySets" >> beam.MapTuple(lambda lang, picked: (lang, frozenset(e for _, e in picked)))
-        )
-        train, test = rows | "SplitTrainTest" >> beam.Partition(
-            lambda row, _, tests: int(row["entity"] in tests.get(row["lang"], ())), 2, beam.pvalue.AsDict(test_entities)
-        )
-        splits = {"train": train, "test": test}
+    held_out = heldout.parse_held_out("--test_entities", opts.test_entities, opts.min_train_share)
+    if held_out is not None:
+        split = rows | "SplitTrainTest" >> heldout.SplitRows(held_out, functools.partial(entity_unit, opts.seed))
+        splits = {"train": split["train"], "test": split["test"]}
+        stats = (stats, split[STATS]) | "StatsWithSplit" >> beam.Flatten()
     data_dir = FileSystems.join(out, "data")
     for split, split_rows in splits.items():
         split_rows | f"Write{split.title()}" >> beam_outputs.WriteParquetShards(
             data_dir, split, MRC_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
     (stats, read[STATS], checked[STATS]) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
     (dead, read[DEAD_LETTER], checked[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
+
+
+def entity_unit(seed: int, row: dict) -> tuple[str, int]:
+    """The held-out unit of an MRC row: its entity, in its language."""
+    return row["lang"], heldout.unit_hash(seed, row["lang"], row["entity"])
 
 
 def dataset_card(opts, specs: list[DumpSpec]) -> DatasetCard:
@@ -240,6 +245,7 @@ def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
     for lang in sorted(values):
         if not values[lang].get("entities/with_examples"):
             print(_no_examples_note(lang, values[lang]), file=stream)
+    heldout.print_split_table(values, "entities", stream)
     common.print_count_table(values, stream)
     print(f"\ndone in {seconds:.1f}s", file=stream)
 

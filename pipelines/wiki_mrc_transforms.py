@@ -29,6 +29,7 @@ from corpora.seeding import keyed_rng, stable_hash
 from corpora.titles import normalise_title, strip_qualifier
 from corpora.wikitext.parse import parse_wikitext
 from corpora.words import get_tokenizer, is_word_like, stop_words
+from pipelines import progress
 from pipelines.beam_outputs import TallyingDoFn, dead_letter
 
 PROGRESS = logging.getLogger("xlu.progress")
@@ -121,8 +122,8 @@ class Query(NamedTuple):
 class ParsePagesFn(TallyingDoFn):
     """Pages -> articles (main) and redirects; every page lands in exactly one `pages/*` metric."""
 
-    def __init__(self, languages: dict[str, WikiLanguage]):
-        self.languages = languages
+    def __init__(self, languages: dict[str, WikiLanguage], progress_mode=None):
+        self.languages, self.progress_mode = languages, progress_mode
 
     def process(self, element):
         lang, page = element
@@ -160,6 +161,7 @@ class ParsePagesFn(TallyingDoFn):
             # its links would give contexts of list items, which the audit flags.
             self.tally("mentions", "on_disambiguation_page", lang, len(anchors))
             anchors = ()
+        progress.note(self.progress_mode, "articles")
         yield Article(lang, page.page_id, title, parsed.text, anchors, tuple(parsed.bold_names), parsed.is_disambiguation)
 
 
@@ -169,13 +171,19 @@ class ParsePagesFn(TallyingDoFn):
 class BuildQueriesAndContextsFn(TallyingDoFn):
     """On each article: the query if it defines a kept entity, the contexts of its selected mentions."""
 
-    def __init__(self, seed: int, query_words: int, context_words: int, languages: dict[str, WikiLanguage] | None = None):
+    def __init__(self, seed: int, query_words: int, context_words: int, languages: dict[str, WikiLanguage] | None = None,
+                 progress_mode=None):
         self.seed, self.query_words, self.context_words = seed, query_words, context_words
-        self.languages = languages or {}
+        self.languages, self.progress_mode = languages or {}, progress_mode
 
     def process(self, element):
         (lang, page_id), groups = element
         articles, requests, mentions = list(groups["article"]), list(groups["entity"]), list(groups["selected"])
+        if articles and self.progress_mode is not None:
+            meter = progress.meter(self.progress_mode, "build_examples", "building examples", "articles",
+                                   progress.noted("articles"))
+            if meter is not None:
+                meter.advance(1)
         if len(articles) > 1:
             articles = yield from self._one_article_per_id(lang, page_id, articles)
         # Most articles neither define a kept entity nor hold a chosen mention.

@@ -16,6 +16,7 @@ the ids are from), stats.parquet and dead_letter/.
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import re
@@ -35,7 +36,7 @@ from corpora.xy import vocap
 from corpora.xy import shards as xy_shards
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA
 from corpora.wikitext.parse import WIKIPEDIA_LANGUAGES
-from pipelines import beam_outputs, common, input_checks
+from pipelines import beam_outputs, common, heldout, input_checks, progress
 from pipelines.beam_outputs import DEAD_LETTER, STATS
 from pipelines.input_checks import UsageError
 from pipelines.row_checks import CheckRows
@@ -60,7 +61,7 @@ SAMPLE_BITEXT = (("parallel", "en-fr=en-fr.en,en-fr.fr"), ("parallel", "en-ar=en
 
 
 class XyCorpusOptions(PipelineOptions):
-    shared_options = (common.LanguageCheckOptions,)
+    shared_options = (common.LanguageCheckOptions, heldout.HeldOutFloorOptions, heldout.HeldOutSentencesOptions)
 
     @classmethod
     def _add_argparse_args(cls, parser):
@@ -175,6 +176,7 @@ def plan(opts):
                                 "is written once: give one or the other")
     if opts.pack_lines < 1:
         raise UsageError(f"--pack_lines must be at least 1, got {opts.pack_lines}")
+    heldout.parse_held_out("--test_sentences", opts.test_sentences, opts.min_train_share)
     mono_specs, bitext_specs = opts.mono, opts.bitext
     if not mono_specs and not bitext_specs:
         mono_specs, bitext_specs = _sample_specs()
@@ -239,30 +241,66 @@ def build(p: beam.Pipeline, opts, inputs) -> None:
     files, sources = inputs
     out = opts.output
     vocab_path = copy_vocab(opts.vocab, out)
+    mode = progress.progress_mode(opts.no_progress)
+    counted = mode.kind != progress.OFF
+    mono_lines = progress.local_line_count([path for _, _, path in files]) if counted else None
+    bitext_lines = progress.local_line_count([s.paths[0] for s, _ in sources]) if counted else None
     mrtd_rows, mrtd_stats, mrtd_dead = (p | "MonoFiles" >> beam.Create(files)
-                                        | "BuildMrtd" >> BuildMrtd(vocab_path, opts.max_len, opts.pack_lines))
+                                        | "BuildMrtd" >> BuildMrtd(vocab_path, opts.max_len, opts.pack_lines,
+                                                                   mode, mono_lines))
     trtd_rows, trtd_stats, trtd_dead = (p | "BitextSources" >> beam.Create(sources)
-                                        | "BuildTrtd" >> BuildTrtd(opts, vocab_path))
+                                        | "BuildTrtd" >> BuildTrtd(opts, vocab_path, mode, bitext_lines))
     mrtd_checked = mrtd_rows | "CheckMrtdRows" >> CheckRows(XY_MRTD_SCHEMA)
     trtd_checked = trtd_rows | "CheckTrtdRows" >> CheckRows(XY_TRTD_SCHEMA)
     mrtd_rows, trtd_rows = mrtd_checked["rows"], trtd_checked["rows"]
-    mrtd_rows | "WriteMrtd" >> beam_outputs.WriteParquetShards(
-        FileSystems.join(out, "mrtd"), "train", XY_MRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
-    trtd_rows | "WriteTrtd" >> beam_outputs.WriteParquetShards(
-        FileSystems.join(out, "trtd"), "train", XY_TRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
-    ((mrtd_stats, trtd_stats, mrtd_checked[STATS], trtd_checked[STATS])
-     | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out))
-    ((mrtd_dead, trtd_dead, mrtd_checked[DEAD_LETTER], trtd_checked[DEAD_LETTER])
-     | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out))
+    # One folder per table (OUT/mrtd/, OUT/trtd/): no folder holds two schemas.
+    tables = {"mrtd": ({"train": mrtd_rows}, XY_MRTD_SCHEMA, "Mrtd"), "trtd": ({"train": trtd_rows}, XY_TRTD_SCHEMA, "Trtd")}
+    split_stats = []
+    held_out = heldout.parse_held_out("--test_sentences", opts.test_sentences, opts.min_train_share)
+    if held_out is not None:
+        for table, unit_of, across in (("mrtd", functools.partial(mrtd_unit, opts.seed), False),
+                                       ("trtd", functools.partial(trtd_unit, opts.seed), True)):
+            splits, schema, name = tables[table]
+            split = splits["train"] | f"Split{name}" >> heldout.SplitRows(held_out, unit_of, across_languages=across)
+            tables[table] = ({"train": split["train"], "test": split["test"]}, schema, name)
+            split_stats.append(split[beam_outputs.STATS])
+    for table, (splits, schema, name) in tables.items():
+        for split_name, rows in splits.items():
+            rows | f"Write{name}{'' if split_name == 'train' else 'Test'}" >> beam_outputs.WriteParquetShards(
+                FileSystems.join(out, table), split_name, schema, opts.num_shards, shuffle_seed=opts.seed)
+    (mrtd_stats, trtd_stats, mrtd_checked[STATS], trtd_checked[STATS], *split_stats) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
+    (mrtd_dead, trtd_dead, mrtd_checked[DEAD_LETTER], trtd_checked[DEAD_LETTER]) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
+
+
+def mrtd_unit(seed: int, row: dict) -> tuple[str, int]:
+    """The held-out unit of an MRTD row: the row itself (a packed run of consecutive lines)."""
+    return row["lang"], heldout.unit_hash(seed, row["id"])
+
+
+def trtd_unit(seed: int, row: dict) -> tuple[str, int]:
+    """The held-out unit of a TRTD row: the X sentence of its X-Y pair (as the bitext gives the pair),
+    so that every drawn copy of a pair, flipped or not, and every pair with that X sentence, whatever
+    its Y language, are on one side."""
+    ids, src_len = row["input_ids"], row["src_len"]
+    first, second = ids[1:src_len - 1], ids[src_len:-1]  # <s> first </s> second </s>
+    x_lang, x_ids = (row["tgt_lang"], second) if row["flipped"] else (row["src_lang"], first)
+    return xy_shards.pair_key(row["src_lang"], row["tgt_lang"]), heldout.unit_hash(seed, x_lang, tuple(x_ids))
+
+
+def _splits(table: str, opts) -> dict[str, str]:
+    splits = {"train": f"{table}/train-*.parquet"}
+    if heldout.parse_held_out("--test_sentences", opts.test_sentences, opts.min_train_share) is not None:
+        splits["test"] = f"{table}/test-*.parquet"
+    return splits
 
 
 def dataset_card(opts, inputs) -> DatasetCard:
     files, named = inputs
     # MRTD and TRTD rows have different columns: two configs, so that each loads with its own schema.
     configs = [
-        CardConfig("mrtd", {"train": "mrtd/train-*.parquet"}, XY_MRTD_SCHEMA,
+        CardConfig("mrtd", _splits("mrtd", opts), XY_MRTD_SCHEMA,
                    "monolingual token rows (ids of spm.model) for replaced-token detection"),
-        CardConfig("trtd", {"train": "trtd/train-*.parquet"}, XY_TRTD_SCHEMA,
+        CardConfig("trtd", _splits("trtd", opts), XY_TRTD_SCHEMA,
                    "X-Y translation-pair token rows (source then target, src_len tokens of source)"),
         CardConfig("pair_probs", {"train": "pair_probs.parquet"}, XY_PAIR_PROBS_SCHEMA,
                    "the Sinkhorn language-pair sampling probabilities"),
@@ -317,6 +355,7 @@ def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:
               f"{drawn / max(drawn_total, 1):>8.3f}{v.get('trtd/flipped', 0) / max(drawn, 1):>9.3f}", file=stream)
     print(f"Sinkhorn: {job.get('sinkhorn/iterations', 0):,} iterations; mass on pairs with no data, removed: "
           f"{job.get('sinkhorn/removed_mass_ppb', 0) / 1e9:.3g} (pair_probs.parquet, pair_probs.png)", file=stream)
+    heldout.print_split_table(values, "units", stream)
     common.print_count_table(values, stream)
     _warn_of_starved_pairs(values, job.get("trtd/target_rows", 0))
     _warn_of_unknown_tokens(values)

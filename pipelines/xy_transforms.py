@@ -27,7 +27,7 @@ from corpora.xy import sinkhorn
 from corpora.xy import shards as xy_shards
 from corpora.schemas import XY_PAIR_PROBS_SCHEMA
 from corpora.text_lines import decode_line
-from pipelines import beam_outputs, common
+from pipelines import beam_outputs, common, progress
 from pipelines.beam_outputs import DEAD_LETTER, STATS, TallyingDoFn, dead_letter
 from pipelines.parallel_reading import read_pair_records
 
@@ -101,9 +101,10 @@ class TokeniseMonoFn(_VocabDoFn):
     """A batch of lines -> ((lang, name, group), [(line number, ids), ...]) per pack group it holds;
     one encode call per batch."""
 
-    def __init__(self, vocab_path: str, pack_lines: int):
+    def __init__(self, vocab_path: str, pack_lines: int, progress_mode=None, total_lines: int | None = None):
         super().__init__(vocab_path)
         self.pack_lines = pack_lines
+        self.progress_mode, self.total_lines = progress_mode, total_lines
 
     def process(self, element):
         lang, name, batch = element
@@ -121,6 +122,9 @@ class TokeniseMonoFn(_VocabDoFn):
             lines, tokens, unknown = lines + 1, tokens + len(ids), unknown + ids.count(unk)
             groups.setdefault((number - 1) // self.pack_lines, []).append((number, ids))
         self.tally("mrtd", "lines", lang, lines)
+        meter = progress.meter(self.progress_mode, "xy_mono", "tokenising monolingual lines", "lines", self.total_lines)
+        if meter is not None:
+            meter.advance(len(batch))
         self.tally("mrtd", "line_tokens", lang, tokens)
         self.tally("mrtd", "unknown_tokens", lang, unknown)
         for group, lines_ids in sorted(groups.items()):
@@ -147,16 +151,17 @@ class PackMrtdFn(TallyingDoFn):
 class BuildMrtd(beam.PTransform):
     """(lang, name, path) triples -> MRTD rows, with stats and dead letters."""
 
-    def __init__(self, vocab_path: str, max_len: int, pack_lines: int):
+    def __init__(self, vocab_path: str, max_len: int, pack_lines: int, progress_mode=None, total_lines=None):
         super().__init__()
         self.vocab_path, self.max_len, self.pack_lines = vocab_path, max_len, pack_lines
+        self.progress_mode, self.total_lines = progress_mode, total_lines
 
     def expand(self, files):
         read = files | "ReadMono" >> beam.ParDo(ReadMonoFn()).with_outputs(STATS, DEAD_LETTER, main="batches")
         tokenised = (
             read["batches"]
             | "SpreadBatches" >> beam.Reshuffle()
-            | "TokeniseMono" >> beam.ParDo(TokeniseMonoFn(self.vocab_path, self.pack_lines))
+            | "TokeniseMono" >> beam.ParDo(TokeniseMonoFn(self.vocab_path, self.pack_lines, self.progress_mode, self.total_lines))
             .with_output_types(tuple[tuple[str, str, int], list[tuple[int, list[int]]]])  # keyed, for GroupLines
             .with_outputs(STATS, DEAD_LETTER, main="ids")
         )
@@ -203,9 +208,10 @@ class TokenisePairsFn(_VocabDoFn):
     """A batch of ParallelPair -> a batch of TokenisedPair; a side with no ids or a pair over
     max_len is a counted drop (a truncated translation would no longer be one)."""
 
-    def __init__(self, vocab_path: str, max_len: int):
+    def __init__(self, vocab_path: str, max_len: int, progress_mode=None, total_pairs: int | None = None):
         super().__init__(vocab_path)
         self.max_len = max_len
+        self.progress_mode, self.total_pairs = progress_mode, total_pairs
 
     def process(self, batch):
         xs = self.sp.encode([p.src_text for p in batch], num_threads=1)
@@ -230,6 +236,9 @@ class TokenisePairsFn(_VocabDoFn):
             usable.append(xy_shards.TokenisedPair(pair.pair_id, x_lang, y_lang, tuple(x_ids), tuple(y_ids)))
         for lang, n in sorted(counts.items()):
             self.tally("pairs", "usable", lang, n)
+        meter = progress.meter(self.progress_mode, "xy_bitext", "tokenising bitext pairs", "pairs", self.total_pairs)
+        if meter is not None:
+            meter.advance(len(batch))
         for (lang, metric), n in sorted(unknown.items()):
             self.tally("pairs", metric, lang, n)
         if usable:
@@ -326,9 +335,10 @@ class DrawTrtdFn(TallyingDoFn):
 class BuildTrtd(beam.PTransform):
     """(BitextSource, name) pairs -> TRTD rows drawn by the Sinkhorn pair_probs, with stats and dead letters."""
 
-    def __init__(self, opts, vocab_path: str):
+    def __init__(self, opts, vocab_path: str, progress_mode=None, total_pairs: int | None = None):
         super().__init__()
         self.opts, self.vocab_path = opts, vocab_path
+        self.progress_mode, self.total_pairs = progress_mode, total_pairs
 
     def expand(self, sources):
         opts = self.opts
@@ -336,7 +346,8 @@ class BuildTrtd(beam.PTransform):
         tokenised = (
             read["batches"]
             | "SpreadBatches" >> beam.Reshuffle()
-            | "TokenisePairs" >> beam.ParDo(TokenisePairsFn(self.vocab_path, opts.max_len)).with_outputs(
+            | "TokenisePairs" >> beam.ParDo(TokenisePairsFn(self.vocab_path, opts.max_len, self.progress_mode,
+                                                                       self.total_pairs)).with_outputs(
                 STATS, DEAD_LETTER, main="pairs")
         )
         probs = (

@@ -26,7 +26,7 @@ import torch
 import torch.distributed as dist
 
 from corpora.schemas import SchemaMismatch
-from training import checkpoint, evaluation, run_folder
+from training import checkpoint, eval_overlap, evaluation, run_folder
 from training.checkpoint_selection import Selection
 from training.config import TrainConfig
 from training.data import DataError, make_loader
@@ -148,6 +148,13 @@ def check_finite(what: str, step: int, **tensors) -> None:
                              "not saved. Lower --lr (or --grad_clip) and resume from the last checkpoint")
 
 
+def warn_of_eval_overlap(data: str, subfolders: tuple[str, ...], eval_files: list[list[Path]], where: str) -> None:
+    for subfolder, files in zip(subfolders, eval_files):
+        warning = eval_overlap.overlap_warning(eval_overlap.training_files(data, subfolder), files, where)
+        if warning:
+            print(warning, file=sys.stderr)
+
+
 def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     """One training run. `spec`: a ModelSpec to use instead of the registered `--model`'s, e.g. the same
     recipe with a hook of its own (benchmarks/train_throughput.py steps a bare loop in `after_step`)."""
@@ -171,6 +178,8 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     eval_files = evaluation.find_eval_files(args.data, args.eval_data, subfolders) if cfg.eval_every > 0 else None
     if eval_files is not None and args.eval_data:
         spec.check_eval_data(spec, cfg, args.data, args.eval_data)
+    if eval_files is not None and is_main:
+        warn_of_eval_overlap(args.data, subfolders, *eval_files)
     downstream_tasks = parse_downstream(args.downstream)
     if downstream_tasks and cfg.eval_every <= 0:
         raise DownstreamError("--downstream: runs at every held-out pass, and --eval_every is 0; give --eval_every N")

@@ -137,6 +137,22 @@ def _import_indexed_bzip2():
 _indexed_bzip2 = _import_indexed_bzip2()
 
 
+# id(file object) -> the indexed_bzip2 reader decoding it, which reads the descriptor by itself, so
+# the file object's own position stays at 0.
+_DECODERS: dict[int, object] = {}
+
+
+def compressed_position(fileobj: BinaryIO) -> int:
+    """Bytes of `fileobj` the decoder reading it has consumed: how far a read is, for progress."""
+    reader = _DECODERS.get(id(fileobj))
+    if reader is not None:
+        try:
+            return reader.tell_compressed() // 8
+        except Exception:  # noqa: BLE001 - closed between the lookup and the call
+            pass
+    return fileobj.tell()
+
+
 def _whole_local_file(fileobj: BinaryIO) -> bool:
     """indexed_bzip2 reads a file descriptor from its first byte, whatever the file object's position;
     a Python-level file object (GCS, BytesIO) it would read through callbacks, and an instance left
@@ -164,6 +180,7 @@ def _indexed_bzip2_chunks(fileobj: BinaryIO, reference: Callable[[], Iterator[by
     held_bytes = delivered = 0
     clean = False
     reader = _indexed_bzip2.open(fileobj, parallelization=1)
+    _DECODERS[id(fileobj)] = reader
     try:
         while True:
             try:
@@ -181,6 +198,7 @@ def _indexed_bzip2_chunks(fileobj: BinaryIO, reference: Callable[[], Iterator[by
                 delivered += len(ready)
                 yield ready
     finally:
+        _DECODERS.pop(id(fileobj), None)
         reader.close()
     if clean:
         yield from held

@@ -1,0 +1,87 @@
+"""Ctrl-C in a data job: a real job in a real subprocess, interrupted as a terminal does (SIGINT to
+its process group) while its pipeline runs. One line, exit status 130, no traceback, no data left
+where a reader would take it."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from corpora.clism.ner_spans import ner_pipeline_available
+from pipelines.interrupts import INTERRUPTED_STATUS, MESSAGE
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def interrupt_job(job: str, out: Path, *args: str, after_headline: float = 1.0, timeout: float = 300):
+    """Start `python -m pipelines.JOB`, wait for its headline (printed as the pipeline starts), let it
+    run `after_headline` seconds, press Ctrl-C; its exit status, stdout and stderr."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", f"pipelines.{job}", "--output", str(out), *args],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    headline = proc.stdout.readline()
+    assert headline.startswith(f"{job}: "), headline
+    time.sleep(after_headline)
+    assert proc.poll() is None, "the job ended before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=timeout)
+    return proc.returncode, headline + stdout, stderr
+
+
+def assert_interrupted_cleanly(rc: int, stderr: str, out: Path) -> None:
+    assert rc == INTERRUPTED_STATUS == 130
+    assert [line for line in stderr.splitlines() if line.strip()] == [MESSAGE], stderr
+    assert not list(out.rglob("*.parquet")), "a shard of the interrupted run is where readers look"
+
+
+def test_wiki_mrc_interrupted_while_running(tmp_path):
+    out = tmp_path / "mrc"
+    rc, stdout, stderr = interrupt_job("wiki_mrc", out, "--no_progress")
+    assert_interrupted_cleanly(rc, stderr, out)
+
+
+def test_wiki_mrc_interrupted_with_threads(tmp_path):
+    """DirectRunner's threads: the interrupt reaches the main thread while workers run."""
+    out = tmp_path / "mrc"
+    rc, _, stderr = interrupt_job("wiki_mrc", out, "--no_progress", "--direct_running_mode", "multi_threading",
+                                  "--direct_num_workers", "2")
+    assert_interrupted_cleanly(rc, stderr, out)
+
+
+def test_progress_lines_stop_at_the_interrupt(tmp_path):
+    """With progress on (lines, as when piped), nothing but the line follows the signal."""
+    out = tmp_path / "mrc"
+    env_seconds = os.environ.get("XLU_PROGRESS_SECONDS")
+    os.environ["XLU_PROGRESS_SECONDS"] = "3600"  # no periodic line to race with the signal
+    try:
+        rc, _, stderr = interrupt_job("wiki_mrc", out)
+    finally:
+        if env_seconds is None:
+            os.environ.pop("XLU_PROGRESS_SECONDS")
+        else:
+            os.environ["XLU_PROGRESS_SECONDS"] = env_seconds
+    assert_interrupted_cleanly(rc, stderr, out)
+
+
+@pytest.mark.skipif(not ner_pipeline_available("en_core_web_sm"), reason="en_core_web_sm not installed")
+def test_clism_pairs_interrupted_while_running(tmp_path):
+    out = tmp_path / "clism"
+    rc, _, stderr = interrupt_job("clism_pairs", out, "--no_progress", after_headline=2.0)
+    assert_interrupted_cleanly(rc, stderr, out)
+
+
+def test_the_same_command_runs_after_an_interrupt(tmp_path):
+    """The message's promise: the same command, rerun, completes."""
+    out = tmp_path / "mrc"
+    rc, _, _ = interrupt_job("wiki_mrc", out, "--no_progress")
+    assert rc == 130
+    done = subprocess.run([sys.executable, "-m", "pipelines.wiki_mrc", "--output", str(out), "--no_progress"],
+                          cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert list((out / "data").glob("train-*.parquet"))
