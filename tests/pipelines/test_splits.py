@@ -145,9 +145,9 @@ def test_xy_corpus_holds_out_both_tables(tmp_path, xylent_vocab, capsys):
     xy_corpus.run(["--output", str(out), "--vocab", str(xylent_vocab), "--test_sentences", "0.3", "--no_progress"])
     assert "\nsplit " in capsys.readouterr().out
     for table in ("mrtd", "trtd"):
-        assert read_split(out / "data" / table, "test") and read_split(out / "data" / table, "train")
+        assert read_split(out / table, "test") and read_split(out / table, "train")
     # Every copy of a pair, flipped or not, and every pair sharing its X sentence: on one side.
-    units = {split: {xy_corpus.trtd_unit(0, r)[1] for r in read_split(out / "data" / "trtd", split)}
+    units = {split: {xy_corpus.trtd_unit(0, r)[1] for r in read_split(out / "trtd", split)}
              for split in ("train", "test")}
     assert not units["train"] & units["test"]
 
