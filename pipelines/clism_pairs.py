@@ -22,7 +22,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from corpora import language_check
-from corpora import bitext as parallel
+from corpora import bitext
 from corpora.clism.aligners import SIMALIGN_METHODS, SYMMETRISATIONS
 from corpora.clism.ner_spans import MAX_SPAN_WORDS, NER_CACHE_ENTRIES, ner_pipeline_available
 from corpora.schemas import CLISM_SCHEMA
@@ -101,7 +101,7 @@ def sample_dir() -> str:
     return str(resources.files("corpora") / "samples" / "parallel")
 
 
-def check_side_languages(value: str, source: parallel.PairSource, pretokenized: bool) -> None:
+def check_side_languages(value: str, source: bitext.PairSource, pretokenized: bool) -> None:
     """Sides swapped or a wrong file: one line before anything runs (corpora/language_check.py)."""
     pairs = first_pairs(source, language_check.SAMPLE_LINES)
     problem = language_check.language_mismatch([p.src_text for p in pairs], [p.tgt_text for p in pairs],
@@ -110,7 +110,7 @@ def check_side_languages(value: str, source: parallel.PairSource, pretokenized: 
         raise UsageError(f"--pairs {value!r} (its first {len(pairs)} pairs): {problem}; or pass --allow_language_mismatch")
 
 
-def plan(opts) -> tuple[list[parallel.PairSource], str]:
+def plan(opts) -> tuple[list[bitext.PairSource], str]:
     """Validate the options (one-line errors) and list the parallel sources to read."""
     for name in ("max_words", "max_span_words", "align_shards", "eflomal_samplers", "ner_batch_size",
                  "align_batch_size"):
@@ -133,7 +133,7 @@ def plan(opts) -> tuple[list[parallel.PairSource], str]:
     sources = []
     for value in specs:
         try:
-            source = parallel.parse_pair_spec(value)
+            source = bitext.parse_pair_spec(value)
         except ValueError as error:
             raise UsageError(str(error)) from None
         input_checks.check_parallel_inputs("pairs", value, source.paths)
@@ -179,7 +179,7 @@ def check_simalign_model(model: str) -> None:
             f"({str(error).splitlines()[0][:120]}); download it first or give a directory") from None
 
 
-def build(p: beam.Pipeline, opts, sources: list[parallel.PairSource]) -> None:
+def build(p: beam.Pipeline, opts, sources: list[bitext.PairSource]) -> None:
     out = opts.output
     read = p | "ReadPairs" >> ReadPairs(sources, opts.max_words, opts.ner_batch_size)
     mode = progress.progress_mode(opts.no_progress)
@@ -207,7 +207,7 @@ def english_sentence_unit(seed: int, row: dict) -> tuple[str, int]:
     return f"en-{row['tgt_lang']}", heldout.unit_hash(seed, " ".join(row["src_words"]))
 
 
-def dataset_card(opts, sources: list[parallel.PairSource]) -> DatasetCard:
+def dataset_card(opts, sources: list[bitext.PairSource]) -> DatasetCard:
     splits = {"train": "data/train-*.parquet"}
     if heldout.parse_held_out("--test_sentences", opts.test_sentences, opts.min_train_share) is not None:
         splits["test"] = "data/test-*.parquet"
@@ -232,7 +232,7 @@ def run(argv=None) -> pa.Table:
                           inputs_of=input_files)
 
 
-def input_files(opts, sources: list[parallel.PairSource]) -> list[tuple[str, str]]:
+def input_files(opts, sources: list[bitext.PairSource]) -> list[tuple[str, str]]:
     """The files the job reads, for the manifest."""
     return [(f"--pairs {s.tgt_lang}", path) for s in sources for path in s.paths]
 

@@ -24,7 +24,7 @@ from typing import NamedTuple
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from corpora import bitext as parallel
+from corpora import bitext
 from corpora.clism.aligners import EflomalAligner, FastAlignAligner, SimAlignAligner
 from corpora.clism.answers.spans import answer_words, drop_overlapping, project_answer
 from corpora.clism.ner_spans import NER_CACHE_ENTRIES, CachedNer, Span, informative_spans, load_ner_pipeline
@@ -81,13 +81,13 @@ class ReadPairsFn(TallyingDoFn):
     def __init__(self, max_words: int, batch_size: int):
         self.max_words, self.batch_size = max_words, batch_size
 
-    def process(self, source: parallel.PairSource):
+    def process(self, source: bitext.PairSource):
         lang = pair_key(source.tgt_lang)
         name = f"{lang}/{posixpath.basename(source.paths[0])}"
         counts, batch = collections.Counter(), []
         for record in read_pair_records(source, name, self.max_words):
             counts["lines"] += 1
-            if isinstance(record, parallel.BadLine):
+            if isinstance(record, bitext.BadLine):
                 counts[record.reason] += 1
                 yield dead_letter(",".join(source.paths), record.pair_id, "read", record.reason, record.excerpt)
             else:
@@ -139,7 +139,7 @@ class TagEntitiesFn(TallyingDoFn):
     def process(self, batch):
         # Made before the batch is tagged, so that the rate counts the tagging's time.
         meter = progress.meter(self.progress_mode, "clism_ner", "tagging entities", "pairs", self.total_pairs)
-        batch = [parallel.ParallelPair._make(t) for t in batch]
+        batch = [bitext.ParallelPair._make(t) for t in batch]
         if self.pretokenized:
             tgt_words = [p.tgt_text.split() for p in batch]
         else:
@@ -351,7 +351,7 @@ class BuildClismPairs(beam.PTransform):
 class ReadPairs(beam.PTransform):
     """PairSources -> {"pairs": lists of up to `batch_size` ParallelPair, stats, dead letters}."""
 
-    def __init__(self, sources: list[parallel.PairSource], max_words: int, batch_size: int):
+    def __init__(self, sources: list[bitext.PairSource], max_words: int, batch_size: int):
         super().__init__()
         self.sources, self.max_words, self.batch_size = sources, max_words, batch_size
 

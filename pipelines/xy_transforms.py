@@ -22,7 +22,7 @@ import apache_beam as beam
 import sentencepiece as spm
 from apache_beam.io.filesystems import FileSystems
 
-from corpora import bitext as parallel
+from corpora import bitext
 from corpora.xy import sinkhorn
 from corpora.xy import shards as xy_shards
 from corpora.schemas import XY_PAIR_PROBS_SCHEMA
@@ -190,7 +190,7 @@ class ReadBitextFn(TallyingDoFn):
         batch, counts = [], collections.Counter()
         for record in read_pair_records(source.as_pair_source(), record_name, NO_LIMIT):
             counts["lines"] += 1
-            if isinstance(record, parallel.BadLine):
+            if isinstance(record, bitext.BadLine):
                 counts[record.reason] += 1
                 yield dead_letter(",".join(source.paths), record.pair_id, "read", record.reason, record.excerpt)
                 continue
