@@ -67,6 +67,10 @@ def same_tokenizer(tokenizer):
     return tokenizer
 
 
+def any_seq_len(cfg: TrainConfig) -> tuple[int, str]:
+    return 8, "special tokens and a few subwords of text"
+
+
 def no_feedback(model, dataset, step: int, max_steps: int) -> None:
     pass
 
@@ -99,6 +103,8 @@ class ModelSpec:
     # (spec, cfg, data_dir, eval_dir) -> None: refuses --eval_data that cannot be read like --data
     # (XY-LENT's rows are token ids of their own vocabulary); raises EvalDataError.
     check_eval_data: Callable = any_eval_data
+    # (cfg) -> (the smallest --max_seq_len a row fits in, why): refused before any work below it.
+    min_seq_len: Callable = any_seq_len
 
 
 def get_spec(name: str) -> ModelSpec:

@@ -16,8 +16,6 @@ import contextlib
 import gc
 import json
 import math
-import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -25,19 +23,20 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
+from corpora.manifests import TRAINING_RUN, ManifestError
 from corpora.schemas import SchemaMismatch
-from training import checkpoint, evaluation, run_folder
+from training import atomic_files, checkpoint, data_fingerprint, evaluation, init_folder, output_guard, run_folder
 from training.checkpoint_selection import Selection
 from training.config import TrainConfig
 from training.data import DataError, make_loader
 from training.downstream import Downstream, DownstreamError, metric_names, parse_downstream
+from training.errors import EXIT_INTERRUPTED, Interrupted, NonFiniteError, OutputError
 from training.evaluation import EvalDataError
 from training.run_folder import RunFolderError
 from training.registry import MODEL_NAMES, ModelSpec, get_spec
 from training.remote_code import RemoteCodeRefused
 from training.run_log import LogWindow, RunLog, truncate_metrics
 from training.run_setup import autocast_for, fresh_model, lr_schedule, make_optimizer, setup_distributed
-from training.tokenizer import load_tokenizer
 
 # Flags that override a field of the chosen config; None = keep the config's value.
 OVERRIDES = {
@@ -95,6 +94,10 @@ def build_parser(spec: ModelSpec | None = None) -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true",
                    help="clear the run OUTPUT holds (its checkpoints, metrics, final/, best/ ...; nothing else) and "
                         "start again. Without it, or --resume, an OUTPUT holding a run is refused")
+    p.add_argument("--allow_data_change", action="store_true",
+                   help="let --resume continue on data that differs from what the run started on (its files, "
+                        "sizes or checksums, recorded in OUTPUT/data_fingerprint.json); without it such a resume is "
+                        "refused")
     p.add_argument("--eval_data", metavar="DIR",
                    help="held-out data: a data job's --output (its test-* split, else its train-* shards). Default: "
                         "--data's test-* split when it has one (wiki_mrc --test_entities N); none: no evaluation")
@@ -137,10 +140,6 @@ def make_config(args: argparse.Namespace, spec: ModelSpec | None = None) -> Trai
     return cfg.replace(init=None) if cfg.init in ("random", "none") else cfg
 
 
-class NonFiniteError(RuntimeError):
-    pass
-
-
 def check_finite(what: str, step: int, **tensors) -> None:
     bad = checkpoint.nonfinite(tensors)
     if bad:
@@ -148,12 +147,51 @@ def check_finite(what: str, step: int, **tensors) -> None:
                              "not saved. Lower --lr (or --grad_clip) and resume from the last checkpoint")
 
 
+def check_lengths(spec: ModelSpec, cfg: TrainConfig) -> None:
+    """--max_seq_len too small for what a row must hold: one line with the minimum, before any work."""
+    minimum, why = spec.min_seq_len(cfg)
+    if cfg.max_seq_len < minimum:
+        raise RunFolderError(f"--max_seq_len {cfg.max_seq_len}: too small; the minimum is {minimum} ({why})")
+
+
+def last_checkpoint_step(ckpt_dir: Path) -> int | None:
+    steps = [int(p.stem.split("-")[1]) for p in checkpoint.checkpoint_paths(ckpt_dir) if p.stem.split("-")[1].isdigit()]
+    return max(steps) if steps else None
+
+
 def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     """One training run. `spec`: a ModelSpec to use instead of the registered `--model`'s, e.g. the same
-    recipe with a hook of its own (benchmarks/train_throughput.py steps a bare loop in `after_step`)."""
+    recipe with a hook of its own (benchmarks/train_throughput.py steps a bare loop in `after_step`).
+
+    Rank 0 holds the --output's lock for the whole run: a second writer is refused, naming this one.
+    Ctrl-C raises Interrupted (the step reached, and the step --resume continues from)."""
     spec = spec or get_spec(args.model)
     cfg = make_config(args, spec)
+    check_lengths(spec, cfg)
+    if cfg.init:
+        cfg = cfg.replace(init=init_folder.resolve(cfg.init, "training.run"))
     rank, world, device = setup_distributed(args.device)
+    out = Path(args.output)
+    held = None
+    if rank == 0:
+        output_guard.refuse_other_kind(out, TRAINING_RUN)
+        if out.exists() and not out.is_dir():
+            raise RunFolderError(f"--output {out}: a file, not a folder")
+        held = output_guard.lock(out, output_guard.command_line("python -m training.run"))
+    reached = {"step": 0}
+    try:
+        if rank == 0:
+            output_guard.check_writable(out)
+        return _train(args, spec, cfg, rank, world, device, reached)
+    except KeyboardInterrupt:
+        raise Interrupted(reached["step"], last_checkpoint_step(out / "checkpoints")) from None
+    finally:
+        if held is not None:
+            held.release()
+
+
+def _train(args: argparse.Namespace, spec: ModelSpec, cfg: TrainConfig, rank: int, world: int,
+           device: torch.device, reached: dict) -> dict:
     is_main = rank == 0
     if args.no_progress:  # transformers' and the hub's own bars too (save_pretrained's "Writing model shards")
         from huggingface_hub.utils import disable_progress_bars
@@ -182,12 +220,25 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     if world > 1:
         dist.barrier()
     if is_main:
+        inputs = {"data": data_fingerprint.fingerprint(args.data)}
+        if args.eval_data:
+            inputs["eval_data"] = data_fingerprint.fingerprint(args.eval_data)
+        changed = data_fingerprint.changes(out, inputs) if args.resume else []
+        if changed and not args.allow_data_change:
+            raise RunFolderError(f"--resume: the data differs from what the run in {out} started on "
+                                 f"({'; '.join(changed)}); resume on the same data, or pass --allow_data_change")
+        if changed:
+            print(f"--allow_data_change: continuing on changed data ({'; '.join(changed)})", file=sys.stderr)
         if args.overwrite:
             removed = run_folder.clear_run(out)
             if removed:
                 print(f"--overwrite: removed {', '.join(removed)} from {out}", file=sys.stderr)
         out.mkdir(parents=True, exist_ok=True)
+        left = atomic_files.clear_temporaries(out)
+        if left:
+            print(f"{out}: removed {len(left)} unfinished file(s) of an earlier run ({', '.join(left[:3])})", file=sys.stderr)
         run_folder.mark(out, args.model, args.config, args.resume)
+        data_fingerprint.record(out, inputs)
     if world > 1:
         dist.barrier()
 
@@ -210,10 +261,12 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     if not (tok_dir / "tokenizer_config.json").exists():
         if is_main:
             tokenizer = spec.prepare_tokenizer(spec.make_tokenizer(spec, cfg, args.data))
-            tokenizer.save_pretrained(tok_dir)
+            # In one rename: a reader (another rank, a resumed run) never finds half a tokenizer.
+            with atomic_files.replacing_folder(tok_dir) as tmp, saving(tok_dir):
+                tokenizer.save_pretrained(tmp)
         if world > 1:
             dist.barrier()
-    tokenizer = load_tokenizer(str(tok_dir), cfg.trust_remote_code)
+    tokenizer = run_folder.load_run_tokenizer(tok_dir, cfg.trust_remote_code)
 
     if state is not None:
         # The random streams the weights were built with do not matter: the checkpoint's own are
@@ -268,7 +321,9 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     log = RunLog(out, is_main, tensorboard=not args.no_tensorboard, progress=not args.no_progress,
                  total=max_steps, initial=step, desc=f"{args.model} {args.config}")
     if is_main:
-        (out / "train_config.json").write_text(json.dumps({**cfg.to_dict(), "max_steps": max_steps, "world_size": world}, indent=2))
+        with saving(out / "train_config.json"):
+            atomic_files.write_text(out / "train_config.json",
+                                    json.dumps({**cfg.to_dict(), "max_steps": max_steps, "world_size": world}, indent=2))
 
     def evaluate_and_select(at_step: int) -> dict:
         """One held-out pass on every rank; rank 0 prints it, keeps best/ by the selection rule. The
@@ -295,15 +350,10 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
 
     def save_best(model, at_step: int) -> None:
         # Written beside and then renamed over the old best/, so that a kill never leaves half a model.
-        tmp, best = out / "best.tmp", out / "best"
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        spec.save_final(model, tokenizer, tmp)
-        (tmp / "train_config.json").write_text((out / "train_config.json").read_text())
-        (tmp / "selection.json").write_text(json.dumps({**selection.best, "rule": selection.rule()}, indent=2) + "\n")
-        if best.exists():
-            shutil.rmtree(best)
-        os.replace(tmp, best)
+        with atomic_files.replacing_folder(out / "best") as tmp, saving(out / "best"):
+            spec.save_final(model, tokenizer, tmp)
+            (tmp / "train_config.json").write_text((out / "train_config.json").read_text())
+            (tmp / "selection.json").write_text(json.dumps({**selection.best, "rule": selection.rule()}, indent=2) + "\n")
 
     if selection is not None and step == 0:
         # The untrained model: the baseline every later pass is read against.
@@ -360,6 +410,7 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
         step += 1
+        reached["step"] = step
         spec.after_step(raw_model, dataset, step, max_steps)
         losses.append(loss_value)
         window.steps += 1
@@ -387,22 +438,25 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
                 rngs = [None] * world
                 dist.all_gather_object(rngs, checkpoint.rng_state())
             if is_main:
-                checkpoint.save(
-                    ckpt_dir / f"step-{step:08d}.pt",
-                    model=raw_model.state_dict(), optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
-                    model_name=args.model, step=step, batches=batches, rng=rngs, world_size=world, max_steps=max_steps,
-                    nonfinite_skips=skipped, parameters=[name for name, _ in raw_model.named_parameters()],
-                    model_config=raw_model.config.to_dict(), train_config=json.loads(json.dumps(cfg.to_dict())),
-                    best=selection.best if selection else None,
-                )
+                path = ckpt_dir / f"step-{step:08d}.pt"
+                with saving(path, resume_from=last_checkpoint_step(ckpt_dir)):
+                    checkpoint.save(
+                        path,
+                        model=raw_model.state_dict(), optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
+                        model_name=args.model, step=step, batches=batches, rng=rngs, world_size=world, max_steps=max_steps,
+                        nonfinite_skips=skipped, parameters=[name for name, _ in raw_model.named_parameters()],
+                        model_config=raw_model.config.to_dict(), train_config=json.loads(json.dumps(cfg.to_dict())),
+                        best=selection.best if selection else None,
+                    )
                 checkpoint.prune(ckpt_dir, cfg.keep_checkpoints)
 
     log.close_progress()
     if is_main:
         check_finite("final model", step, model=dict(raw_model.named_parameters()))
         final = out / "final"
-        spec.save_final(raw_model, tokenizer, final)
-        (final / "train_config.json").write_text((out / "train_config.json").read_text())
+        with atomic_files.replacing_folder(final) as tmp, saving(final):
+            spec.save_final(raw_model, tokenizer, tmp)
+            (tmp / "train_config.json").write_text((out / "train_config.json").read_text())
         print("\n".join(run_folder.result_lines(out, args.model, step, selection.best if selection else None,
                                                 log.writer is not None, selection.metric if selection else None)))
     log.close()
@@ -418,12 +472,28 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     return {"step": step, "losses": losses, "max_steps": max_steps}
 
 
+@contextlib.contextmanager
+def saving(path: Path, resume_from: int | None = None):
+    """A disk that refuses a write (full, read-only, no permission) as one line naming `path`."""
+    try:
+        yield
+    except (OSError, RuntimeError) as error:
+        cause = atomic_files.disk_problem(error, path)
+        if cause is None:
+            raise
+        after = "" if resume_from is None else f"; free space, then --resume continues from step {resume_from}"
+        raise OutputError(f"{cause.split(':')[0]}: {path} (not written{after})") from None
+
+
 def main(argv=None, spec: ModelSpec | None = None) -> None:
     args = parse_args(argv)
     try:
         train(args, spec)
+    except Interrupted as stop:
+        print(stop.line("training.run"), file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
     except (checkpoint.CheckpointError, SchemaMismatch, FileNotFoundError, RemoteCodeRefused, NonFiniteError,
-            RunFolderError, EvalDataError, DownstreamError) as e:
+            RunFolderError, EvalDataError, DownstreamError, OutputError, ManifestError) as e:
         sys.exit(f"training.run: {e}")
     except DataError as e:
         # From a DataLoader worker the message is the worker's whole traceback; its last line is ours.

@@ -77,6 +77,11 @@ def collator(cfg: MPMRTrainConfig, tokenizer) -> MPMRCollator:
     return MPMRCollator(tokenizer, cfg.max_query_tokens, cfg.max_seq_len)
 
 
+def min_seq_len(cfg: MPMRTrainConfig) -> tuple[int, str]:
+    # <s> query </s></s> context </s>, with at least one context subword (MPMRCollator's own rule).
+    return cfg.max_query_tokens + 5, f"--max_query_tokens {cfg.max_query_tokens} + 4 special tokens + 1 context subword; or lower --max_query_tokens"
+
+
 SPEC = ModelSpec(
     build_random=build_random,
     build_pretrained=build_pretrained,
@@ -87,4 +92,5 @@ SPEC = ModelSpec(
     word_columns=["query_words", "context_words"],
     configs=CONFIGS,
     extra_flags=EXTRA_FLAGS,
+    min_seq_len=min_seq_len,
 )
