@@ -125,3 +125,25 @@ def disk_problem(error: BaseException, path: Path | str | None = None) -> str | 
         return None
     where = getattr(error, "filename", None) or path
     return f"{CAUSES[code]}: {where}" if where else CAUSES[code]
+
+
+class DiskFailure(OSError):
+    """A write the disk refused, as one line: "no space left on device: PATH (not written ...)"."""
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+@contextlib.contextmanager
+def naming_disk_failures(path: Path, after: str = "") -> Iterator[None]:
+    """A disk that refuses a write (full, read-only, no permission) inside the block becomes a
+    DiskFailure naming `path`; `after`: what the user can do then ("; free space, then --resume ...")."""
+    try:
+        yield
+    except (OSError, RuntimeError) as error:
+        if isinstance(error, DiskFailure):
+            raise
+        cause = disk_problem(error, path)
+        if cause is None:
+            raise
+        raise DiskFailure(f"{cause.split(':')[0]}: {path} (not written{after})") from None

@@ -18,7 +18,9 @@ class Interrupted(Exception):
         super().__init__(f"interrupted at step {step}")
         self.step, self.resume_step = step, resume_step
 
-    def line(self, command: str) -> str:
+    def line(self, command: str, resumable: bool = True) -> str:
+        if not resumable:
+            return f"{command}: interrupted at step {self.step}: rerun the same command to start again"
         if self.resume_step is None:
             return (f"{command}: interrupted at step {self.step}, before the first checkpoint: rerun with --resume "
                     "to start again")

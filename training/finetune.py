@@ -31,10 +31,11 @@ from pathlib import Path
 import torch
 
 from corpora.cli_flags import CommandParser
-from training import finetune_loop
+from corpora.manifests import FINETUNE_RUN, ManifestError
+from training import atomic_files, finetune_loop, init_folder, output_guard
 from training.data.mpmr import MPMRCollator
 from training.models.mpmr import wae_loss
-from training.run import NonFiniteError
+from training.errors import EXIT_INTERRUPTED, Interrupted, NonFiniteError, OutputError
 from training.run_folder import RunFolderError, check_init_available
 from training.run_setup import autocast_for
 from training.tasks import conll, mlqa_metric, pair_cls, squad
@@ -271,6 +272,7 @@ def resolve(args: argparse.Namespace) -> argparse.Namespace:
         raise ValueError(f"--max_steps {args.max_steps}: must be >= 0")
     if args.init:
         try:
+            args.init = init_folder.resolve(args.init, "training.finetune")
             check_init_available(args.init, hint="give a saved model's folder, or run once with the network to fill "
                                                  "the cache (HF_HOME)")
         except RunFolderError as error:
@@ -279,17 +281,23 @@ def resolve(args: argparse.Namespace) -> argparse.Namespace:
 
 
 def write_predictions(path: Path, predictions) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        if isinstance(predictions, dict):
-            json.dump(predictions, f, indent=2, ensure_ascii=False)
-        else:
-            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in predictions)
+    if isinstance(predictions, dict):
+        text = json.dumps(predictions, indent=2, ensure_ascii=False)
+    else:
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in predictions)
+    with atomic_files.naming_disk_failures(path):
+        atomic_files.write_text(path, text)
 
 
 def finetune(args: argparse.Namespace) -> dict:
+    """One fine-tuning run into --output, which it holds locked (a second writer is refused, naming it)."""
     args = resolve(args)
+    with output_guard.guarded(Path(args.output), FINETUNE_RUN, "python -m training.finetune"):
+        return _finetune(args)
+
+
+def _finetune(args: argparse.Namespace) -> dict:
     out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(args.seed)
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     autocast = autocast_for(device)
@@ -346,7 +354,6 @@ def finetune(args: argparse.Namespace) -> dict:
         "collator_counts": dict(trained.counts), "args": vars(args),
         **({"metrics_without_ro": paper_mean} if paper_mean else {}),
     }
-    (out / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
     if len(predictions) == 1:
         predictions_path = out / task.predictions_file
         write_predictions(predictions_path, next(iter(predictions.values())))
@@ -368,10 +375,14 @@ def finetune(args: argparse.Namespace) -> dict:
               f"{json.dumps(paper_mean)}")
     if max_steps:
         final = out / "final"
-        model.save_pretrained(final)
-        tokenizer.save_pretrained(final)
-        (final / "finetune_config.json").write_text(json.dumps(vars(args), indent=2))
+        with atomic_files.replacing_folder(final) as tmp, atomic_files.naming_disk_failures(final):
+            model.save_pretrained(tmp)
+            tokenizer.save_pretrained(tmp)
+            (tmp / "finetune_config.json").write_text(json.dumps(vars(args), indent=2))
         print(f"  fine-tuned model: {final}   (--init accepts it)")
+    # Last: a folder with metrics.json holds a finished run's model and predictions.
+    with atomic_files.naming_disk_failures(out / "metrics.json"):
+        atomic_files.write_text(out / "metrics.json", json.dumps(result, indent=2, ensure_ascii=False))
     print(f"  metrics:          {out / 'metrics.json'}\n  predictions:      {predictions_path}")
     return result
 
@@ -380,7 +391,13 @@ def main(argv=None) -> None:
     args = build_parser().parse_args(argv)
     try:
         finetune(args)
-    except (FileNotFoundError, ValueError, NonFiniteError) as e:
+    except Interrupted as stop:
+        print(stop.line("training.finetune", resumable=False), file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:
+        print("training.finetune: interrupted: rerun the same command to start again", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    except (FileNotFoundError, ValueError, NonFiniteError, OutputError, ManifestError, atomic_files.DiskFailure) as e:
         sys.exit(f"training.finetune: {e}")
 
 

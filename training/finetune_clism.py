@@ -50,12 +50,13 @@ import torch
 from transformers import AutoTokenizer, XLMRobertaConfig
 
 from corpora.cli_flags import CommandParser
-from training import finetune_loop
+from corpora.manifests import FINETUNE_RUN, ManifestError
+from training import atomic_files, finetune_loop, init_folder, output_guard
 from training.data.clism import QUE_TOKEN, add_que_token, with_que_embedding
 from training.data.word_pieces import WordPieces
 from training.models.clism import CLISMForQuestionAnswering
 from training.remote_code import from_pretrained
-from training.run import NonFiniteError
+from training.errors import EXIT_INTERRUPTED, Interrupted, NonFiniteError, OutputError
 from training.run_setup import autocast_for
 from training.tasks import mlqa_metric, squad
 from training.tasks.bundled import sample_paths
@@ -229,14 +230,14 @@ def finetune_once(args, head: str, train_examples, eval_sets: dict[str, list], s
     metrics, by_eval, predictions = finetune_loop.evaluate_all(
         eval_sets, lambda examples: evaluate(model, collator, examples, tokenizer, args, head, device, autocast))
     if save_to is not None:
-        model.save_pretrained(save_to / "final")
-        tokenizer.save_pretrained(save_to / "final")
-        if len(predictions) == 1:
-            (save_to / "predictions.json").write_text(json.dumps(next(iter(predictions.values())), indent=2, ensure_ascii=False))
-        else:  # one file per evaluation set, named by its label
-            (save_to / "predictions").mkdir(parents=True, exist_ok=True)
-            for label, answers in predictions.items():
-                (save_to / "predictions" / f"{label}.json").write_text(json.dumps(answers, indent=2, ensure_ascii=False))
+        with atomic_files.replacing_folder(save_to / "final") as tmp, atomic_files.naming_disk_failures(save_to / "final"):
+            model.save_pretrained(tmp)
+            tokenizer.save_pretrained(tmp)
+        files = ({save_to / "predictions.json": next(iter(predictions.values()))} if len(predictions) == 1 else
+                 {save_to / "predictions" / f"{label}.json": answers for label, answers in predictions.items()})
+        for path, answers in files.items():  # one file per evaluation set, named by its label, when several
+            with atomic_files.naming_disk_failures(path):
+                atomic_files.write_text(path, json.dumps(answers, indent=2, ensure_ascii=False))
     return {"head": head, "seed": seed, "train_examples": len(train_examples), "train_windows": len(rows),
             "steps": max_steps, "train_seconds": trained.seconds, **metrics,
             **({"by_eval": by_eval} if len(by_eval) > 1 else {}),
@@ -374,7 +375,20 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> dict:
     args = build_parser().parse_args(argv)
     out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        args.init = init_folder.resolve(args.init, "training.finetune_clism")
+        with output_guard.guarded(out, FINETUNE_RUN, "python -m training.finetune_clism"):
+            return run_command(args, out)
+    except Interrupted as stop:
+        print(stop.line("training.finetune_clism", resumable=False), file=sys.stderr)
+    except KeyboardInterrupt:
+        print("training.finetune_clism: interrupted: rerun the same command to start again", file=sys.stderr)
+    except (ValueError, OutputError, ManifestError, atomic_files.DiskFailure) as e:
+        sys.exit(f"training.finetune_clism: {e}")
+    sys.exit(EXIT_INTERRUPTED)
+
+
+def run_command(args: argparse.Namespace, out: Path) -> dict:
     for flag, sample in zip(("train", "eval"), sample_paths("squad")):
         if getattr(args, flag) is None:
             setattr(args, flag, sample)
@@ -401,7 +415,8 @@ def main(argv=None) -> dict:
         sys.exit(f"training.finetune_clism: --init {args.init}: not a model folder nor a cached hub name "
                  f"({str(e).strip().splitlines()[0][:160]})")
     result = {"args": vars(args), **result}
-    (out / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    with atomic_files.naming_disk_failures(out / "metrics.json"):
+        atomic_files.write_text(out / "metrics.json", json.dumps(result, indent=2, ensure_ascii=False))
     saved = [f"  metrics: {out / 'metrics.json'}"]
     if not args.few_shot:
         saved += [f"  {head} model: {out / head / 'final'}" for head in args.head]

@@ -3,8 +3,10 @@ kind's folder (a data job's output is a dataset), and only where the disk lets i
 before the first byte, each refusal one line."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from corpora.manifests import DATA_JOB, FINETUNE_RUN, TRAINING_RUN, folder_kind
@@ -69,3 +71,18 @@ def lock(out: Path, command: str, flag: str = "--output") -> OutputLock:
 
 def command_line(prog: str) -> str:
     return " ".join([prog, *sys.argv[1:]])
+
+
+@contextlib.contextmanager
+def guarded(out: Path, kind: str, prog: str, flag: str = "--output") -> Iterator[None]:
+    """For a command that writes `out` in one process: another kind's folder refused, the lock held,
+    the folder created and probed for writing, then released on the way out (a crash too)."""
+    refuse_other_kind(out, kind, flag)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{flag} {out}: a file, not a folder")
+    held = lock(out, command_line(prog), flag)
+    try:
+        check_writable(out, flag)
+        yield
+    finally:
+        held.release()

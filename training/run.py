@@ -472,17 +472,9 @@ def _train(args: argparse.Namespace, spec: ModelSpec, cfg: TrainConfig, rank: in
     return {"step": step, "losses": losses, "max_steps": max_steps}
 
 
-@contextlib.contextmanager
 def saving(path: Path, resume_from: int | None = None):
-    """A disk that refuses a write (full, read-only, no permission) as one line naming `path`."""
-    try:
-        yield
-    except (OSError, RuntimeError) as error:
-        cause = atomic_files.disk_problem(error, path)
-        if cause is None:
-            raise
-        after = "" if resume_from is None else f"; free space, then --resume continues from step {resume_from}"
-        raise OutputError(f"{cause.split(':')[0]}: {path} (not written{after})") from None
+    after = "" if resume_from is None else f"; free space, then --resume continues from step {resume_from}"
+    return atomic_files.naming_disk_failures(path, after)
 
 
 def main(argv=None, spec: ModelSpec | None = None) -> None:
@@ -493,7 +485,7 @@ def main(argv=None, spec: ModelSpec | None = None) -> None:
         print(stop.line("training.run"), file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
     except (checkpoint.CheckpointError, SchemaMismatch, FileNotFoundError, RemoteCodeRefused, NonFiniteError,
-            RunFolderError, EvalDataError, DownstreamError, OutputError, ManifestError) as e:
+            RunFolderError, EvalDataError, DownstreamError, OutputError, ManifestError, atomic_files.DiskFailure) as e:
         sys.exit(f"training.run: {e}")
     except DataError as e:
         # From a DataLoader worker the message is the worker's whole traceback; its last line is ours.
