@@ -204,7 +204,7 @@ def _train(args: argparse.Namespace, spec: ModelSpec, cfg: TrainConfig, rank: in
     scheduler = lr_schedule(optimizer, cfg, max_steps)
     position = restore_position(state, optimizer, scheduler, out, rank, world, cfg.seed)
     held_out, downstream, selection = make_evaluation(args, spec, cfg, plan, state, tokenizer, out, rank, world, device)
-    dataset = spec.make_dataset(spec, cfg, args.data, tokenizer, rank, world, position.batches)
+    dataset = spec.make_dataset(cfg, args.data, tokenizer, rank, world, position.batches)
     spec.after_step(raw_model, dataset, position.step, max_steps)
     batch_iter = iter(make_loader(dataset, cfg.num_workers))
     log = RunLog(out, is_main, tensorboard=not args.no_tensorboard, progress=not args.no_progress,
@@ -238,11 +238,11 @@ def check_run(args: argparse.Namespace, spec: ModelSpec, cfg: TrainConfig, out: 
     this model and readable, the held-out data and the selection rule make sense."""
     run_folder.check_output(out, args.model, args.config, cfg.to_dict(), args.resume, args.overwrite)
     run_folder.check_data_is_for(args.model, args.data)
-    total_rows = spec.check_data(spec, cfg, args.data)
+    total_rows = spec.check_data(cfg, args.data)
     subfolders = getattr(evaluation.EVALUATORS[args.model], "subfolders", ("",))
     eval_files = evaluation.find_eval_files(args.data, args.eval_data, subfolders) if cfg.eval_every > 0 else None
     if eval_files is not None and args.eval_data:
-        spec.check_eval_data(spec, cfg, args.data, args.eval_data)
+        spec.check_eval_data(cfg, args.data, args.eval_data)
     downstream_tasks = parse_downstream(args.downstream)
     if downstream_tasks and cfg.eval_every <= 0:
         raise DownstreamError("--downstream: runs at every held-out pass, and --eval_every is 0; give --eval_every N")
@@ -299,7 +299,7 @@ def run_tokenizer(args: argparse.Namespace, spec: ModelSpec, cfg: TrainConfig, o
     tok_dir = out / "tokenizer"
     if not (tok_dir / "tokenizer_config.json").exists():
         if is_main:
-            tokenizer = spec.prepare_tokenizer(spec.make_tokenizer(spec, cfg, args.data))
+            tokenizer = spec.prepare_tokenizer(spec.make_tokenizer(cfg, args.data))
             # In one rename: a reader (another rank, a resumed run) never finds half a tokenizer.
             with atomic_files.replacing_folder(tok_dir) as tmp, saving(tok_dir):
                 tokenizer.save_pretrained(tmp)
