@@ -329,3 +329,22 @@ def test_a_failed_write_leaves_neither_a_temporary_nor_a_half_file(tmp_path):
         raise KeyboardInterrupt
     assert (tmp_path / "final" / "config.json").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["final", "train_config.json"]
+
+
+def test_the_data_fingerprint_comes_from_the_jobs_manifest_and_still_sees_a_changed_file(few_rows, tmp_path):
+    from corpora.manifests import file_entry
+    from training import data_fingerprint
+
+    job = tmp_path / "job"
+    shutil.copytree(few_rows, job)
+    shard = job / "data" / "train-00000-of-00001.parquet"
+    manifest = new_manifest(DATA_JOB, "wiki_mrc", "python -m pipelines.wiki_mrc", state="complete",
+                            files={"data/train-00000-of-00001.parquet": file_entry(shard.read_bytes())})
+    write_manifest(job, manifest)
+    listed = data_fingerprint.fingerprint(job)
+    assert listed == {"data/train-00000-of-00001.parquet": {"bytes": shard.stat().st_size,
+                                                            "sha256": manifest["files"]["data/train-00000-of-00001.parquet"]["sha256"]}}
+    assert data_fingerprint.fingerprint(job / "data") == listed  # --data given as its data/ folder
+    pq.write_table(pq.read_table(shard).slice(0, 3), shard)  # no longer what the manifest lists: hashed here
+    assert data_fingerprint.fingerprint(job) == {"train-00000-of-00001.parquet": {
+        "bytes": shard.stat().st_size, "sha256": checkpoint.sha256(shard)}}

@@ -16,6 +16,7 @@ from pathlib import Path
 from training import atomic_files
 
 FILE = "data_fingerprint.json"
+MANIFEST = "manifest.json"  # a data job's (corpora/manifests.py)
 FULL_HASH_BYTES = 256 << 20
 SAMPLE_BYTES = 16 << 20
 # A data job's bookkeeping, not the rows: a rerun rewrites them without changing the data.
@@ -42,9 +43,32 @@ def _data_root(data_dir: str | Path) -> Path:
     return root / "data" if (root / "data").is_dir() else root
 
 
+def _from_manifest(data_dir: str | Path) -> dict[str, dict] | None:
+    """The files a data job's manifest lists (the readers verify them against it), when --data has
+    one and every listed file still has its listed size: no second pass over the bytes."""
+    root = Path(data_dir)
+    folder = next((f for f in (root, root.parent) if (f / MANIFEST).is_file()), None)
+    if folder is None:
+        return None
+    try:
+        listed = json.loads((folder / MANIFEST).read_text())["files"]
+        files = {rel: {"bytes": int(e["bytes"]), "sha256": str(e["sha256"])} for rel, e in listed.items()
+                 if rel.split("/")[0] not in IGNORED_FOLDERS and Path(rel).name not in IGNORED}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if not files or any(not (folder / rel).is_file() or (folder / rel).stat().st_size != e["bytes"]
+                        for rel, e in files.items()):
+        return None  # hashed below: the change is then named file by file
+    return files
+
+
 def fingerprint(data_dir: str | Path) -> dict[str, dict]:
-    """{path inside the data folder: {"bytes", "sha256"}} for every file of the data (the job's data/
-    when --data is its --output; hidden files, staging leftovers and the job's stats and card left out)."""
+    """{path: {"bytes", "sha256"}} for every file of the data: from the data job's manifest when it has
+    one, else hashed here (the job's data/ when --data is its --output; hidden files, staging leftovers
+    and the job's stats and card left out)."""
+    listed = _from_manifest(data_dir)
+    if listed is not None:
+        return listed
     root = _data_root(data_dir)
     files = {}
     for path in sorted(root.rglob("*")):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -367,7 +368,8 @@ def main(argv=None, spec: ModelSpec | None = None) -> None:
     try:
         train(args, spec)
     except Interrupted as stop:
-        print(stop.line("training.run"), file=sys.stderr)
+        if os.environ.get("RANK", "0") == "0":  # one line, not one per process
+            print(stop.line("training.run"), file=sys.stderr)
         sys.exit(EXIT_INTERRUPTED)
     except (checkpoint.CheckpointError, SchemaMismatch, FileNotFoundError, RemoteCodeRefused, NonFiniteError,
             RunFolderError, EvalDataError, DownstreamError, OutputError, ManifestError, atomic_files.DiskFailure) as e:
