@@ -2,8 +2,7 @@
 it with its rows, bytes and sha256. Written last: a folder whose manifest says `complete` is
 complete, and a reader that checks it against the files refuses what is partial, mixed or changed.
 
-    root = resolve_data_folder("out/wiki_mrc")        # the ONE rule for finding a job's output
-    files = verified_shards(root, table="mrc", split="train")
+    files = verified_shards("out/wiki_mrc", table="mrc", split="train")  # resolve_data_folder + verify_folder
 
 No Beam here: training, the audit and the data jobs all read manifests through this module.
 """
@@ -100,6 +99,8 @@ def code_version() -> dict:
         package = None
     root = Path(__file__).resolve().parents[1]
     commit = dirty = None
+    if not (root / ".git").exists():  # installed, not a checkout: no commit to name
+        return {"package": "xlu-factory", "version": package, "git_commit": None, "git_dirty": None}
     try:
         commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
                                 timeout=10).stdout.strip() or None
@@ -152,8 +153,10 @@ def read_manifest(folder: str | os.PathLike) -> dict | None:
     return manifest
 
 
-def folder_kind(folder: str | os.PathLike) -> tuple[str, str] | None:
-    """(kind, name) of what wrote the folder: its manifest, else the older markers; None for neither."""
+def folder_kind(folder: str | os.PathLike, evidence: bool = True) -> tuple[str, str] | None:
+    """(kind, name) of what wrote the folder: its manifest, else the older markers; None for neither.
+    `evidence`: a folder holding what only a run writes (checkpoints/, metrics.jsonl, final/, best/)
+    counts as a training run even without run.json."""
     folder = Path(folder)
     try:
         manifest = read_manifest(folder)
@@ -164,7 +167,7 @@ def folder_kind(folder: str | os.PathLike) -> tuple[str, str] | None:
     marker = folder / LEGACY_DATA_MARKER
     if marker.is_file():
         return DATA_JOB, marker.read_text(encoding="utf-8", errors="replace").strip() or "?"
-    if (folder / RUN_MARKER).is_file() or any((folder / name).exists() for name in RUN_EVIDENCE):
+    if (folder / RUN_MARKER).is_file() or (evidence and any((folder / name).exists() for name in RUN_EVIDENCE)):
         try:
             model = json.loads((folder / RUN_MARKER).read_text()).get("model", "?")
         except (OSError, ValueError, AttributeError):
@@ -173,16 +176,40 @@ def folder_kind(folder: str | os.PathLike) -> tuple[str, str] | None:
     return None
 
 
+RUN_KINDS = (TRAINING_RUN, FINETUNE_RUN)
+
+
 def refuse_other_kind(folder: str | os.PathLike, kind: str, flag: str = "--output") -> None:
     """Raise ManifestError if FOLDER, or a folder it is inside, was written by another kind of command
-    (a data job into a training run's folder, a run into a data job's output)."""
+    (a data job into a training run's folder, a run into a data job's output). A run's folder known
+    only by what it holds (checkpoints/, final/, no marker) is a run of either kind."""
     folder = Path(os.path.abspath(folder))
     for place in (folder, *folder.parents):
-        found = folder_kind(place) if place.is_dir() else None
+        found = folder_kind(place, evidence=place == folder) if place.is_dir() else None
+        marked = found is not None and ((place / MANIFEST).is_file() or (place / RUN_MARKER).is_file()
+                                        or (place / LEGACY_DATA_MARKER).is_file())
+        if found and kind in RUN_KINDS and found[0] in RUN_KINDS and not marked:
+            continue
         if found and found[0] != kind:
             where = "holds" if place == folder else f"is inside {place}, which holds"
-            raise ManifestError(f"{flag} {folder} {where} the output of a {found[0]} ({found[1]}); a {kind} "
+            name = f" ({found[1]})" if found[1] != "?" else ""
+            raise ManifestError(f"{flag} {folder} {where} the output of a {found[0]}{name}; a {kind} "
                                 f"writes a folder of its own: choose another {flag}")
+
+
+def data_fingerprint(path: str | os.PathLike, flag: str = "--data") -> dict:
+    """What a run records of its data, to tell on --resume whether it changed: the sha256 of the job
+    output's manifest (which holds every shard's sha256), or for shards without a manifest the sha256
+    of their names, sizes and contents."""
+    root = resolve_data_folder(path, flag)
+    if (root / MANIFEST).is_file():
+        manifest = read_manifest(root)
+        return {"path": str(root), "job": manifest.get("name"), "command": manifest.get("command"),
+                "manifest_sha256": sha256_file(root / MANIFEST)}
+    digest = hashlib.sha256()
+    for shard in sorted(p for p in root.rglob("*.parquet")):
+        digest.update(f"{shard.relative_to(root)}\0{shard.stat().st_size}\0{sha256_file(shard)}\n".encode())
+    return {"path": str(root), "job": None, "command": None, "shards_sha256": digest.hexdigest()}
 
 
 # ---- reading: the one resolver of a job's output folder ----
@@ -210,6 +237,8 @@ def resolve_data_folder(path: str | os.PathLike, flag: str = "--data") -> Path:
         raise ManifestError(f"{flag} {path}: a file; give the data job's --output folder")
     for place in (given, *list(given.resolve().parents)[:2]):
         if (place / MANIFEST).is_file():
+            if place != given:
+                _check_row_folder(place, given, path, flag)
             return place
     for place in (given, *list(given.resolve().parents)[:2]):
         marker = place / LEGACY_DATA_MARKER
@@ -220,14 +249,30 @@ def resolve_data_folder(path: str | os.PathLike, flag: str = "--data") -> Path:
     return given
 
 
+BOOKKEEPING_TABLES = ("stats", "dead_letter")
+
+
+def _check_row_folder(root: Path, given: Path, path, flag: str) -> None:
+    """A folder inside a job's output stands for it only where rows are: data/ or a table's folder."""
+    inside = given.resolve().relative_to(root.resolve()).as_posix()
+    manifest = read_manifest(root) or {}
+    row_folders = {"data"} | {str(Path(rel).parent) for table, splits in manifest.get("tables", {}).items()
+                              if table not in BOOKKEEPING_TABLES for shards in splits.values() for rel in shards}
+    if inside not in row_folders:
+        raise ManifestError(f"{flag} {path}: no train-*.parquet shards of the job's rows there (it is {inside}/ of the "
+                            f"{manifest.get('name')} output {root}); give {root}")
+
+
 @functools.lru_cache(maxsize=64)
 def _verified(folder: str, signature: tuple, checksums: bool) -> dict:
     return verify_folder(folder, checksums=checksums, cached=False)
 
 
 def verify_folder(folder: str | os.PathLike, checksums: bool = True, kind: str = DATA_JOB, cached: bool = True) -> dict:
-    """The folder's manifest, once every file it lists is there with its bytes, rows and sha256
-    (`checksums=False`: bytes and rows only), and no table folder holds a shard it does not list."""
+    """The folder's manifest, once every shard of its tables is there with its rows, bytes and sha256
+    (`checksums=False`: rows and bytes only), and no table folder holds a shard it does not list.
+    Other files (the card, images) are not checked: editing README.md does not spoil the rows;
+    verified_file checks one of them when a reader uses it (spm.model)."""
     folder = Path(folder)
     if cached:  # verified again whenever a file under the folder changed (size, mtime, name)
         signature = tuple(sorted((str(p), s.st_size, s.st_mtime_ns) for p in folder.rglob("*")
@@ -244,23 +289,37 @@ def verify_folder(folder: str | os.PathLike, checksums: bool = True, kind: str =
         raise ManifestError(f"{folder}: the {job} job did not finish (state {manifest.get('state')!r}: still running or "
                             f"crashed); wait for it, or {rerun}")
     files = manifest.get("files", {})
-    for rel, entry in sorted(files.items()):
-        path = folder / rel
-        if not path.is_file():
-            raise ManifestError(f"{folder}: {rel} is missing (the manifest lists {len(files)} files); {rerun}")
-        size = path.stat().st_size
-        if size != entry["bytes"]:
-            raise ManifestError(f"{folder}: {rel} has {size:,} bytes, the manifest says {entry['bytes']:,}: changed "
-                                f"since the job wrote it; {rerun}")
-        if "rows" in entry:
-            rows = parquet_rows(str(path))
-            if rows != entry["rows"]:
-                found = "is not a readable Parquet file" if rows is None else f"has {rows:,} rows"
-                raise ManifestError(f"{folder}: {rel} {found}, the manifest says {entry['rows']:,} rows; {rerun}")
-        if checksums and sha256_file(path) != entry["sha256"]:
-            raise ManifestError(f"{folder}: {rel}: sha256 differs from the manifest's: changed since the job wrote "
-                                f"it; {rerun}")
+    for table, splits in sorted(manifest.get("tables", {}).items()):
+        for split, shards in sorted(splits.items()):
+            for rel in shards:
+                check_file(folder, rel, files.get(rel), checksums, rerun, f"one of the {len(shards)} {split} shards of {table}")
     listed = set(files)
+    return _extra_shards(folder, manifest, listed, rerun)
+
+
+def check_file(folder: Path, rel: str, entry: dict | None, checksums: bool, rerun: str, what: str = "in the manifest") -> None:
+    """One file against its manifest entry: present, its rows (Parquet), bytes and sha256."""
+    path = folder / rel
+    if entry is None:
+        raise ManifestError(f"{folder}: {rel} is in a table of the manifest but has no entry; {rerun}")
+    if not path.is_file():
+        raise ManifestError(f"{folder}: {rel} is missing ({what}); {rerun}")
+    if "rows" in entry:
+        rows = parquet_rows(str(path))
+        if rows != entry["rows"]:
+            found = "is not a readable Parquet file" if rows is None else f"has {rows:,} rows"
+            raise ManifestError(f"{folder}: {rel} {found}, the manifest says {entry['rows']:,} rows: changed "
+                                f"since the job wrote it; {rerun}")
+    size = path.stat().st_size
+    if size != entry["bytes"]:
+        raise ManifestError(f"{folder}: {rel} has {size:,} bytes, the manifest says {entry['bytes']:,}: changed "
+                            f"since the job wrote it; {rerun}")
+    if checksums and sha256_file(path) != entry["sha256"]:
+        raise ManifestError(f"{folder}: {rel}: sha256 differs from the manifest's: changed since the job wrote "
+                            f"it; {rerun}")
+
+
+def _extra_shards(folder: Path, manifest: dict, listed: set, rerun: str) -> dict:
     for table, splits in sorted(manifest.get("tables", {}).items()):
         for shard_folder in sorted({str(Path(rel).parent) for shards in splits.values() for rel in shards}):
             if shard_folder == ".":
@@ -274,20 +333,18 @@ def verify_folder(folder: str | os.PathLike, checksums: bool = True, kind: str =
     return manifest
 
 
-def _warn_unverified(folder: Path) -> None:
-    if str(folder) not in _WARNED:
-        _WARNED.add(str(folder))
-        print(f"warning: {folder}: no {MANIFEST} (Parquet not written by a data job): its shards are read "
-              f"as found, unchecked", file=sys.stderr)
+def _without_folder(error: ManifestError, folder: Path) -> str:
+    return str(error).removeprefix(f"{folder}: ")
 
 
 _WARNED: set[str] = set()
 
 
-def table_names(path: str | os.PathLike) -> list[str]:
-    """The tables of a job's output (manifest order, default first); [] for a folder without one."""
-    manifest = verify_folder(resolve_data_folder(path), checksums=False) if (Path(path) / MANIFEST).is_file() else None
-    return list(manifest.get("tables", {})) if manifest else []
+def _warn_unverified(folder: Path) -> None:
+    if str(folder) not in _WARNED:
+        _WARNED.add(str(folder))
+        print(f"warning: {folder}: no {MANIFEST} (Parquet not written by a data job): its shards are read "
+              f"as found, unchecked", file=sys.stderr)
 
 
 def verified_shards(path: str | os.PathLike, table: str | None = None, split: str = "train",
@@ -302,7 +359,7 @@ def verified_shards(path: str | os.PathLike, table: str | None = None, split: st
         try:
             manifest = verify_folder(root, checksums=checksums)
         except ManifestError as error:
-            raise ManifestError(f"{flag} {path}: {error}") from None
+            raise ManifestError(f"{flag} {path}: {_without_folder(error, root)}") from None
         tables = manifest.get("tables", {})
         name = table or manifest.get("default_table")
         if name not in tables:
@@ -332,11 +389,12 @@ def verified_file(path: str | os.PathLike, flag: str) -> Path:
     if (folder / MANIFEST).is_file():
         try:
             manifest = verify_folder(folder)
+            rerun = f"rerun `python -m pipelines.{manifest.get('name')}`"
+            if path.name not in manifest.get("files", {}):
+                raise ManifestError(f"{folder}: {path.name} is not among the files of its manifest; {rerun}")
+            check_file(folder, path.name, manifest["files"][path.name], True, rerun)
         except ManifestError as error:
-            raise ManifestError(f"{flag} {path}: {error}") from None
-        if path.name not in manifest.get("files", {}):
-            raise ManifestError(f"{flag} {path}: not among the files of {folder}'s manifest; rerun "
-                                f"`python -m pipelines.{manifest.get('name')}`")
+            raise ManifestError(f"{flag} {path}: {_without_folder(error, folder)}") from None
     elif (folder / LEGACY_DATA_MARKER).is_file():
         resolve_data_folder(folder, flag)  # raises: an older job's output
     return path

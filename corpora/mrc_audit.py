@@ -358,10 +358,19 @@ def main(argv=None) -> int:
 
     from corpora.schemas import MRC_SCHEMA, SCHEMA_NAME_KEY, SchemaMismatch, check_schema
 
-    data = Path(args.output) / "data"
-    files = sorted(data.rglob("*.parquet"))
+    from corpora import manifests
+
+    if not Path(args.output).is_dir():
+        sys.exit(f"python -m corpora.mrc_audit: {Path(args.output) / 'data'}: no Parquet files; give the --output "
+                 "folder of a wiki_mrc run")
+    try:  # the job's rows, train and test, once the folder was checked against its manifest
+        files = (manifests.verified_shards(args.output, split="train", flag="output", required=False)
+                 + manifests.verified_shards(args.output, split="test", flag="output", required=False))
+    except manifests.ManifestError as error:
+        sys.exit(f"python -m corpora.mrc_audit: {error}")
     if not files:
-        sys.exit(f"python -m corpora.mrc_audit: {data}: no Parquet files; give the --output folder of a wiki_mrc run")
+        sys.exit(f"python -m corpora.mrc_audit: {Path(args.output) / 'data'}: no Parquet files; give the --output "
+                 "folder of a wiki_mrc run")
     for path in files:
         schema = pq.read_schema(path)
         name = (schema.metadata or {}).get(SCHEMA_NAME_KEY, b"?").decode()

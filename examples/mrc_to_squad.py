@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from corpora import manifests
+
 
 def squad_answers(context_words: list[str], answers: list[dict]) -> tuple[str, list[dict]]:
     """The joined context and each span's text and character start in it."""
@@ -35,7 +37,11 @@ def squad_answers(context_words: list[str], answers: list[dict]) -> tuple[str, l
 
 def convert(data_dir: Path, out_dir: Path, eval_every: int = 5) -> dict[str, int]:
     splits: dict[str, list] = {"train": [], "eval": []}
-    for shard in sorted(data_dir.glob("train-*.parquet")):
+    try:  # the job's train shards, once its folder was checked against its manifest
+        shards = manifests.verified_shards(data_dir, split="train")
+    except manifests.ManifestError as error:
+        raise SystemExit(str(error)) from None
+    for shard in shards:
         for row in pq.read_table(shard).to_pylist():
             if not row["answerable"]:
                 continue
@@ -58,7 +64,7 @@ def convert(data_dir: Path, out_dir: Path, eval_every: int = 5) -> dict[str, int
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data_dir", type=Path, help="wiki_mrc's OUTPUT/data")
+    parser.add_argument("data_dir", type=Path, help="wiki_mrc's OUTPUT (or OUTPUT/data)")
     parser.add_argument("out_dir", type=Path, help="receives train.json and eval.json")
     parser.add_argument("--eval_every", type=int, default=5, help="one entity in N goes to eval.json")
     args = parser.parse_args(argv)

@@ -200,7 +200,13 @@ def dataset_card(opts, sources: list[parallel.PairSource]) -> DatasetCard:
 
 
 def run(argv=None) -> pa.Table:
-    return common.run_job(argv, JOB, ClismPairsOptions, __doc__, plan, build, print_summary, card=dataset_card)
+    return common.run_job(argv, JOB, ClismPairsOptions, __doc__, plan, build, print_summary, card=dataset_card,
+                          inputs_of=input_files)
+
+
+def input_files(opts, sources: list[parallel.PairSource]) -> list[tuple[str, str]]:
+    """The files the job reads, for the manifest."""
+    return [(f"--pairs {s.tgt_lang}", path) for s in sources for path in s.paths]
 
 
 def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:

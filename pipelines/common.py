@@ -1,11 +1,14 @@
 """What every Beam job shares (DESIGN.md §6): its shared options, its life from the command line to
 the summary (run_job), the local runner, and the --output folder it writes (pipelines/beam_outputs.py
-has the transforms that fill it; pipelines/input_checks.py the checks of its inputs).
+has the transforms that fill it; pipelines/output_folder.py makes it a transaction with a manifest;
+pipelines/input_checks.py checks its inputs).
 
-An --output that holds an earlier run of the same job (its `.xlu-job` marker names the job) is
-replaced: `data/`, `dead_letter/` and `stats.parquet` are deleted before the pipeline starts, so no
-stale shard is mixed in. One that holds those names from another job, or without a marker, is refused
-unless --overwrite: a typo in --output must not delete someone's data.
+The job writes into a staging folder beside --output, under a lock, and publishes it at the end with
+its manifest.json (docs/manifest.md): --output holds a complete run or what it held before. An
+--output that holds an earlier run of the same job is replaced (files of the user's own in it stay).
+One that holds a job's names (data/, dead_letter/, ...) from another job, or unmarked, is refused
+unless --overwrite: a typo in --output must not delete someone's data. A training run's folder is
+refused always.
 """
 from __future__ import annotations
 
@@ -14,7 +17,6 @@ import collections
 import contextlib
 import gc
 import logging
-import os
 import sys
 import time
 from types import SimpleNamespace
@@ -25,9 +27,10 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
 
-from pipelines.dataset_card import job_command, write_dataset_card
+from pipelines.dataset_card import job_command, manifest_tables, write_dataset_card
 from pipelines.cli_flags import check_job_argv
 from pipelines.input_checks import UsageError
+from pipelines.output_folder import OutputTransaction, disk_problem, input_identity
 
 _LOG = logging.getLogger(__name__)
 
@@ -83,9 +86,11 @@ def help_requested(argv: list[str], options_classes, description: str, prog: str
         return
     parser = argparse.ArgumentParser(
         prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="An --output holding an earlier run of the same job is replaced: its data/, dead_letter/ and\n"
-        "stats.parquet are deleted first, other files stay. One holding those from another job, or not marked\n"
-        "by a job (.xlu-job), is refused unless --overwrite. --output is checked for writing before the job starts.\n\n"
+        epilog="The job writes a staging folder beside --output and publishes it, with its manifest.json, when it\n"
+        "ends; a failed or killed run leaves --output as it was. One job at a time per --output (a lock).\n"
+        "An --output holding an earlier run of the same job is replaced (other files stay). One holding data/,\n"
+        "dead_letter/ or stats.parquet from another job, or not marked by a job, is refused unless --overwrite;\n"
+        "a training run's folder always. --output is checked for writing before the job starts.\n\n"
         "Every Beam pipeline option is accepted too: --runner, --direct_num_workers, "
         "--direct_running_mode, and for Dataflow --project, --region, --temp_location, --sdk_container_image, ...",
     )
@@ -128,11 +133,20 @@ def _drop_job_flags_warning(record: logging.LogRecord) -> bool:
     return not any(noise in message for noise in _HARMLESS_WORKER_WARNINGS)
 
 
-def run_job(argv, job: str, options_cls, description: str, plan, build, summarise, card=None) -> pa.Table:
-    """The life of every job: parse, validate (`plan` -> inputs and a headline), run, summarise.
+def _drop_disk_error_traceback(record: logging.LogRecord) -> bool:
+    """Beam logs a failing step's traceback before it raises; a full, read-only or forbidden disk is
+    then said by run_job in one line that names --output, so its traceback is not printed."""
+    return disk_problem(Exception(record.getMessage()), "") is None
+
+
+def run_job(argv, job: str, options_cls, description: str, plan, build, summarise, card=None,
+            inputs_of=None) -> pa.Table:
+    """The life of every job: parse, validate (`plan` -> inputs and a headline), run, publish, summarise.
 
     `build(pipeline, opts, inputs)` composes the job; `summarise(stats_table, seconds)` prints it;
-    `card(opts, inputs)` describes the output for its README.md dataset card (pipelines/dataset_card.py).
+    `card(opts, inputs)` describes the output for its README.md dataset card (pipelines/dataset_card.py)
+    and names its tables for the manifest; `inputs_of(opts, inputs)` lists (flag, path) of the files
+    read, whose sizes and hashes go into the manifest.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     prog = f"python -m pipelines.{job}"
@@ -143,27 +157,53 @@ def run_job(argv, job: str, options_cls, description: str, plan, build, summaris
     logging.getLogger().setLevel(logging.INFO if opts.verbose else logging.WARNING)
     for name in _WORKER_LOG_RELAYS:
         logging.getLogger(name).addFilter(_drop_job_flags_warning)
+    logging.getLogger("apache_beam.runners.common").addFilter(_drop_disk_error_traceback)
     show_progress()
     if opts.num_shards < 1:
         raise UsageError(f"--num_shards must be at least 1, got {opts.num_shards}")
     inputs, headline = plan(opts)
-    prepare_output(opts.output, job, opts.overwrite)
-    print(f"{job}: {headline} -> {opts.output}", flush=True)
+    command = job_command(job, argv)
+    output = opts.output
+    transaction = OutputTransaction(output, job, command, opts.overwrite).begin()
+    print(f"{job}: {headline} -> {output}", flush=True)
     started = time.time()
-    p = make_pipeline(options)
-    build(p, opts, inputs)
-    with fewer_garbage_collections():
-        result = p.run()
-        result.wait_until_finish()
-    if card is not None:
-        write_dataset_card(opts.output, card(opts, inputs), job_command(job, argv))
+    try:
+        identities = [{"flag": flag, **input_identity(path)} for flag, path in (inputs_of(opts, inputs) if inputs_of else [])]
+        opts.output = transaction.staging  # the pipeline writes the staging folder; commit publishes it
+        p = make_pipeline(options)
+        build(p, opts, inputs)
+        with fewer_garbage_collections():
+            result = p.run()
+            result.wait_until_finish()
+        described = card(opts, inputs) if card is not None else None
+        if described is not None:
+            write_dataset_card(transaction.staging, described, command)
+        stats = read_stats(transaction.staging)
+        tables, default_table = manifest_tables(transaction.staging, described)
+        transaction.commit(tables, default_table, identities, stats_totals(stats))
+    except BaseException as error:
+        transaction.abort()
+        cause = disk_problem(error, transaction.staging) if isinstance(error, Exception) else None
+        if cause:
+            raise UsageError(f"--output {output}: {cause} while writing the job's output in "
+                             f"{transaction.staging}; nothing was published at --output") from None
+        raise
+    finally:
+        opts.output = output
     if opts.verbose:
         print_counters(result)
-    stats = read_stats(opts.output)
     summarise(stats, time.time() - started)
     warn_input_problems(stats)
     fail_if_fatal(stats)
     return stats
+
+
+def stats_totals(stats: pa.Table) -> dict[str, int]:
+    """Each metric summed over languages: the manifest's record of what the job counted."""
+    totals: dict[str, int] = collections.Counter()
+    for row in stats.to_pylist():
+        totals[row["metric"]] += row["value"]
+    return dict(sorted(totals.items()))
 
 
 # `fatal/<reason>` counts mark a run whose input, read in full, held nothing the job can use (every line
@@ -200,42 +240,6 @@ def warn_input_problems(stats: pa.Table, stream=None) -> None:
                 print(f"warning: {lang}: {values[metric]:,} {what} ({metric}; see dead_letter/)", file=stream)
 
 
-MARKER = ".xlu-job"
-JOB_OUTPUTS = ("data", "dead_letter", "stats.parquet", "README.md")
-
-
-def prepare_output(output: str, job: str, overwrite: bool) -> None:
-    """Fail now, not after the whole job, if --output cannot be written; clear an earlier run.
-
-    Writability is tested by creating and deleting a probe file: permissions, a read-only mount or a
-    file in place of the folder show up here with one line instead of a traceback from the last step.
-    """
-    local = "://" not in output
-    if local and os.path.exists(output) and not os.path.isdir(output):
-        raise UsageError(f"--output {output}: is a file, not a folder; give a folder path")
-    probe = FileSystems.join(output, ".xlu-write-probe")
-    try:
-        with FileSystems.create(probe) as sink:
-            sink.write(b"")
-        FileSystems.delete([probe])
-    except Exception as error:  # every filesystem raises its own type (OSError, BeamIOError, ...)
-        reason = str(error).splitlines()[0][:160] if str(error) else type(error).__name__
-        raise UsageError(f"--output {output}: cannot write there ({reason}); choose a writable --output") from None
-    marker = FileSystems.join(output, MARKER)
-    previous = None
-    if FileSystems.exists(marker):
-        with FileSystems.open(marker) as f:
-            previous = f.read().decode("utf-8", "replace").strip()
-    held = [name for name in JOB_OUTPUTS if FileSystems.exists(FileSystems.join(output, name))]
-    if held and previous != job and not overwrite:
-        whose = f"the {previous} job" if previous else "something other than this job (no .xlu-job marker)"
-        raise UsageError(f"--output {output}: holds {', '.join(held)} written by {whose}; give an empty or new "
-                         f"--output, or pass --overwrite to replace them")
-    clear_job_outputs(output, list(JOB_OUTPUTS))
-    with FileSystems.create(marker) as sink:
-        sink.write(job.encode() + b"\n")
-
-
 def stats_by_lang(stats: pa.Table) -> dict[str, dict[str, int]]:
     values: dict[str, dict[str, int]] = {}
     for row in stats.to_pylist():
@@ -249,9 +253,13 @@ def print_count_table(values: dict[str, dict[str, int]], stream=None) -> None:
     langs = sorted(values)
     metrics = sorted({m for v in values.values() for m in v})
     width = max([len(m) for m in metrics] + [24]) + 2
-    print(f"\n{'count':<{width}}" + "".join(f"{lang:>9}" for lang in langs), file=stream)
+    # Each column as wide as its widest number (parts per billion have 11 characters), and one space
+    # at least between columns, so that no two numbers run together.
+    columns = [max([len(lang), 7] + [len(f"{values[lang].get(m, 0):,}") for m in metrics]) + 2 for lang in langs]
+    print(f"\n{'count':<{width}}" + "".join(f"{lang:>{w}}" for lang, w in zip(langs, columns)), file=stream)
     for metric in metrics:
-        print(f"{metric:<{width}}" + "".join(f"{values[lang].get(metric, 0):>9,}" for lang in langs), file=stream)
+        print(f"{metric:<{width}}" + "".join(f"{values[lang].get(metric, 0):>{w},}" for lang, w in zip(langs, columns)),
+              file=stream)
 
 
 def make_pipeline(options: PipelineOptions) -> beam.Pipeline:
@@ -288,17 +296,6 @@ def show_progress() -> None:
         progress.addHandler(handler)
         progress.setLevel(logging.INFO)
         progress.propagate = False
-
-
-def clear_job_outputs(output: str, names: list[str]) -> None:
-    """Remove what a previous run of the same job left, so that no stale shard is mixed in."""
-    for name in names:
-        pattern = FileSystems.join(output, name)
-        for pattern in (pattern, FileSystems.join(pattern, "*")):
-            matches = FileSystems.match([pattern])[0].metadata_list
-            files = [m.path for m in matches if not m.path.endswith("/")]
-            if files:
-                FileSystems.delete(files)
 
 
 def read_stats(output: str) -> pa.Table:

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import yaml
 from apache_beam.io.filesystems import FileSystems
 
+from corpora.manifests import MANIFEST
 from corpora.schemas import DEAD_LETTER_SCHEMA, STATS_SCHEMA
 
 CARD = "README.md"
@@ -91,8 +92,10 @@ def _count_rows(paths: list[str]) -> tuple[int, int]:
     return rows, size
 
 
-def render_card(card: DatasetCard, present: dict[str, dict[str, tuple[int, int]]], command: str) -> str:
-    """The card's text; `present[config][split]` = (rows, bytes) of each split whose files exist."""
+def render_card(card: DatasetCard, present: dict[str, dict[str, tuple[int, int]]], command: str,
+                empty: list[str] = ()) -> str:
+    """The card's text; `present[config][split]` = (rows, bytes) of each split with rows; `empty`: the
+    configs whose files hold no row, left out of the configs (`datasets` cannot load a split of 0 rows)."""
     configs = [c for c in card.configs if present.get(c.name)]
     header = {
         "license": card.license,
@@ -120,7 +123,15 @@ def render_card(card: DatasetCard, present: dict[str, dict[str, tuple[int, int]]
     lines += ["", "```python", f"import {imports}",
               f'rows = datasets.load_dataset("path/to/this/folder")  # the `{configs[0].name}` config' if configs else "",
               read,
-              "```", "", "## Source and licence", "", card.source, "",
+              "```", "",
+              *([f"Empty, so not listed as configs: {', '.join(f'`{name}`' for name in empty)} (0 rows).", ""]
+                if empty else []),
+              "## Manifest", "",
+              f"`{MANIFEST}` lists every file of this folder with its rows, bytes and sha256, each table's shards, "
+              "the command, the code version, the inputs' sizes and hashes and the job's stats totals; it is written "
+              "last, so a folder without it (or with another state than `complete`) is not a finished output. The "
+              "project's readers check it before they read (docs/manifest.md).", "",
+              "## Source and licence", "", card.source, "",
               "## How it was made", "", "```bash", command, "```", ""]
     return "\n".join(line for line in lines if line is not None)
 
@@ -146,15 +157,35 @@ def write_dataset_card(output: str, card: DatasetCard, command: str) -> str:
 
     No date or host in it: the same input and seed give the same folder, card included."""
     present: dict[str, dict[str, tuple[int, int]]] = {}
+    written = set()
     for config in card.configs:
         for split, pattern in config.splits.items():
             files = _matching_files(output, pattern)
             if files:
-                present.setdefault(config.name, {})[split] = _count_rows(files)
+                written.add(config.name)
+                counted = _count_rows(files)
+                if counted[0]:
+                    present.setdefault(config.name, {})[split] = counted
+    empty = [c.name for c in card.configs if c.name in written and c.name not in present]
     path = FileSystems.join(output, CARD)
     with FileSystems.create(path) as sink:
-        sink.write(render_card(card, present, command).encode("utf-8"))
+        sink.write(render_card(card, present, command, empty).encode("utf-8"))
     return path
+
+
+def manifest_tables(output: str, card: DatasetCard | None) -> tuple[dict[str, dict[str, list[str]]], str | None]:
+    """Each config's shards per split, as paths relative to the output (the manifest's `tables`), and
+    the default table (the card's first: the job's rows)."""
+    if card is None:
+        return {}, None
+    prefix = output.rstrip("/") + "/"
+    tables: dict[str, dict[str, list[str]]] = {}
+    for config in card.configs:
+        for split, pattern in config.splits.items():
+            files = [f[len(prefix):] if f.startswith(prefix) else f for f in _matching_files(output, pattern)]
+            if files:
+                tables.setdefault(config.name, {})[split] = files
+    return tables, (card.configs[0].name if card.configs else None)
 
 
 def job_command(job: str, argv: list[str]) -> str:

@@ -305,7 +305,14 @@ def build(p: beam.Pipeline, opts, inputs) -> None:
 
 
 def run(argv=None) -> pa.Table:
-    return common.run_job(argv, JOB, VocapOptions, __doc__, plan, build, print_summary, card=dataset_card)
+    return common.run_job(argv, JOB, VocapOptions, __doc__, plan, build, print_summary, card=dataset_card,
+                          inputs_of=input_files)
+
+
+def input_files(opts, inputs) -> list[tuple[str, str]]:
+    """The files the job reads, for the manifest."""
+    by_lang, _ = inputs
+    return [(f"--mono {lang}", path) for lang, paths in by_lang for path in paths]
 
 
 def dataset_card(opts, inputs) -> DatasetCard:

@@ -216,8 +216,14 @@ def dataset_card(opts, specs: list[DumpSpec]) -> DatasetCard:
         languages=sorted({s.lang for s in specs}))
 
 
+def input_files(opts, specs: list[DumpSpec]) -> list[tuple[str, str]]:
+    """The files the job reads, for the manifest: each dump and its multistream index."""
+    return [(f"--dump {s.lang}", path) for s in specs for path in (s.path, s.index_path) if path]
+
+
 def run(argv=None) -> pa.Table:
-    return common.run_job(argv, JOB, WikiMrcOptions, __doc__, plan, build, print_summary, card=dataset_card)
+    return common.run_job(argv, JOB, WikiMrcOptions, __doc__, plan, build, print_summary, card=dataset_card,
+                          inputs_of=input_files)
 
 
 TABLE4_METRICS = ("entities/with_examples", "examples/answerable", "examples/unanswerable")

@@ -9,8 +9,8 @@ Paper: XY-LENT §3.2 (Sinkhorn pair sampling, corpora/sinkhorn.py) and §4 / App
 TRTD sequences, corpora/xy_shards.py). The stages are in xy_transforms.py; the choices where the
 paper is silent are in docs/xy_corpus.md.
 
-Outputs under --output: data/mrtd/train-*.parquet, data/trtd/train-*.parquet (corpora/schemas.py
-XY_MRTD_SCHEMA, XY_TRTD_SCHEMA), pair_probs.parquet, pair_probs.png, spm.model (the vocabulary
+Outputs under --output: mrtd/train-*.parquet, trtd/train-*.parquet (corpora/schemas.py
+XY_MRTD_SCHEMA, XY_TRTD_SCHEMA; a folder per table, so that no folder holds two schemas), pair_probs.parquet, pair_probs.png, spm.model (the vocabulary
 the ids are from), stats.parquet and dead_letter/.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ import sentencepiece as spm
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from corpora import language_check, sinkhorn, vocap, xy_shards
+from corpora import language_check, manifests, sinkhorn, vocap, xy_shards
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA
 from corpora.wikitext import WIKIPEDIA_LANGUAGES
 from pipelines import beam_outputs, common, input_checks
@@ -186,6 +186,11 @@ def plan(opts):
         for spec, source in zip(bitext_specs, sources):
             check_side_languages(spec, source)
     opts.vocab = model_in_folder(opts.vocab)
+    if "://" not in opts.vocab:  # a vocap output is checked against its manifest: complete, unchanged
+        try:
+            manifests.verified_file(opts.vocab, "--vocab")
+        except manifests.ManifestError as error:
+            raise UsageError(str(error)) from None
     check_vocab(opts.vocab)
     bitext_langs = {lang for s in sources for lang in (s.x_lang, s.y_lang)}
     missing = sorted(bitext_langs - set(mono))
@@ -226,16 +231,14 @@ def build(p: beam.Pipeline, opts, inputs) -> None:
     files, sources = inputs
     out = opts.output
     vocab_path = copy_vocab(opts.vocab, out)
-    common.clear_job_outputs(out, ["pair_probs.parquet", "pair_probs.png"])
     mrtd_rows, mrtd_stats, mrtd_dead = (p | "MonoFiles" >> beam.Create(files)
                                         | "BuildMrtd" >> BuildMrtd(vocab_path, opts.max_len, opts.pack_lines))
     trtd_rows, trtd_stats, trtd_dead = (p | "BitextSources" >> beam.Create(sources)
                                         | "BuildTrtd" >> BuildTrtd(opts, vocab_path))
-    data = FileSystems.join(out, "data")
     mrtd_rows | "WriteMrtd" >> beam_outputs.WriteParquetShards(
-        FileSystems.join(data, "mrtd"), "train", XY_MRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
+        FileSystems.join(out, "mrtd"), "train", XY_MRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
     trtd_rows | "WriteTrtd" >> beam_outputs.WriteParquetShards(
-        FileSystems.join(data, "trtd"), "train", XY_TRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
+        FileSystems.join(out, "trtd"), "train", XY_TRTD_SCHEMA, opts.num_shards, shuffle_seed=opts.seed)
     (mrtd_stats, trtd_stats) | "Stats" >> beam.Flatten() | "WriteStats" >> beam_outputs.WriteStats(out)
     (mrtd_dead, trtd_dead) | "DeadLetters" >> beam.Flatten() | "WriteDeadLetters" >> beam_outputs.WriteDeadLetters(out)
 
@@ -244,9 +247,9 @@ def dataset_card(opts, inputs) -> DatasetCard:
     files, named = inputs
     # MRTD and TRTD rows have different columns: two configs, so that each loads with its own schema.
     configs = [
-        CardConfig("mrtd", {"train": "data/mrtd/train-*.parquet"}, XY_MRTD_SCHEMA,
+        CardConfig("mrtd", {"train": "mrtd/train-*.parquet"}, XY_MRTD_SCHEMA,
                    "monolingual token rows (ids of spm.model) for replaced-token detection"),
-        CardConfig("trtd", {"train": "data/trtd/train-*.parquet"}, XY_TRTD_SCHEMA,
+        CardConfig("trtd", {"train": "trtd/train-*.parquet"}, XY_TRTD_SCHEMA,
                    "X-Y translation-pair token rows (source then target, src_len tokens of source)"),
         CardConfig("pair_probs", {"train": "pair_probs.parquet"}, XY_PAIR_PROBS_SCHEMA,
                    "the Sinkhorn language-pair sampling probabilities"),
@@ -268,7 +271,16 @@ def dataset_card(opts, inputs) -> DatasetCard:
 
 
 def run(argv=None) -> pa.Table:
-    return common.run_job(argv, JOB, XyCorpusOptions, __doc__, plan, build, print_summary, card=dataset_card)
+    return common.run_job(argv, JOB, XyCorpusOptions, __doc__, plan, build, print_summary, card=dataset_card,
+                          inputs_of=input_files)
+
+
+def input_files(opts, inputs) -> list[tuple[str, str]]:
+    """The files the job reads, for the manifest: the text, the bitext and the vocabulary."""
+    files, named = inputs
+    return ([(f"--mono {lang}", path) for lang, _, path in files]
+            + [(f"--bitext {source.key}", path) for source, _ in named for path in source.paths]
+            + [("--vocab", opts.vocab)])
 
 
 def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:

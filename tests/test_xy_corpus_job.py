@@ -36,7 +36,7 @@ def run(out: pathlib.Path, vocab: pathlib.Path, *args: str) -> dict[str, dict[st
 
 
 def rows(out: pathlib.Path, split: str) -> list[dict]:
-    files = sorted((out / "data" / split).glob("train-*.parquet"))
+    files = sorted((out / split).glob("train-*.parquet"))
     assert [f.name for f in files] == [f"train-{i:05d}-of-00004.parquet" for i in range(4)]
     schema = XY_MRTD_SCHEMA if split == "mrtd" else XY_TRTD_SCHEMA
     for f in files:
@@ -152,7 +152,7 @@ def test_same_seed_same_bytes_other_seed_other_draws(sample_run, vocab, tmp_path
     names = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
     assert names == sorted(str(p.relative_to(again)) for p in again.rglob("*") if p.is_file())
     for name in names:
-        if name != "README.md":  # the card quotes the command, whose --output differs
+        if name not in ("README.md", "manifest.json"):  # they quote the command, whose --output differs
             assert (again / name).read_bytes() == (out / name).read_bytes(), name
     other = tmp_path / "seed1"
     run(other, vocab, "--seed", "1")
@@ -160,7 +160,7 @@ def test_same_seed_same_bytes_other_seed_other_draws(sample_run, vocab, tmp_path
         same = (other / name).read_bytes() == (out / name).read_bytes()
         # MRTD packing has no random choice but its row order is seeded; the TRTD draws and flips are
         # random, and so are the counts of them
-        assert same == (not name.startswith(("data/", "stats", "README"))), name
+        assert same == (not name.startswith(("mrtd/", "trtd/", "stats", "README", "manifest"))), name
     assert rows(other, "trtd") != rows(out, "trtd")
     assert sorted(r["id"] for r in rows(other, "mrtd")) == sorted(r["id"] for r in rows(out, "mrtd"))
 
@@ -237,7 +237,7 @@ def test_defaults_after_vocap_with_no_flags(tmp_path, monkeypatch):
         job.run([])
     vocap_job.run([])
     stats = common.stats_by_lang(job.run([]))
-    assert (tmp_path / "output" / "xy_corpus" / "data" / "mrtd").is_dir()
+    assert (tmp_path / "output" / "xy_corpus" / "mrtd").is_dir()
     assert sum(v.get("trtd/rows", 0) for v in stats.values()) > 100
 
 
@@ -278,8 +278,8 @@ def test_vocab_that_is_not_a_vocap_model(tmp_path):
 
 def test_rows_come_in_mixed_language_order(sample_run):
     out, _ = sample_run
-    assert_rows_in_mixed_order(out / "data" / "mrtd", "train-*.parquet")
-    assert_rows_in_mixed_order(out / "data" / "trtd", "train-*.parquet", group=lambda r: (r["src_lang"], r["tgt_lang"]))
+    assert_rows_in_mixed_order(out / "mrtd", "train-*.parquet")
+    assert_rows_in_mixed_order(out / "trtd", "train-*.parquet", group=lambda r: (r["src_lang"], r["tgt_lang"]))
 
 
 def test_mrtd_and_trtd_load_as_two_configs_with_their_full_schemas(sample_run, tmp_path):
@@ -290,7 +290,7 @@ def test_mrtd_and_trtd_load_as_two_configs_with_their_full_schemas(sample_run, t
         loaded = datasets.load_dataset(str(out), config, cache_dir=str(tmp_path / "cache"))["train"]
         assert loaded.features == datasets.Features.from_arrow_schema(schema), config
         assert loaded.num_rows == len(rows(out, config))
-        assert list(pandas.read_parquet(out / "data" / config).columns) == schema.names
+        assert list(pandas.read_parquet(out / config).columns) == schema.names
     default = datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"))["train"]
     assert default.column_names == XY_MRTD_SCHEMA.names
 

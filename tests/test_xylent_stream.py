@@ -65,7 +65,7 @@ def test_trtd_pairs_follow_the_weights(draws, request):
 @pytest.mark.parametrize("alpha", [0.3, 0.7])
 def test_mrtd_languages_follow_smoothed_shares(xylent_shards, alpha):
     counts = data_xylent.mono_rows_by_language(xylent_shards)
-    assert len(counts) > 3 and sum(counts.values()) == len(pq_rows(xylent_shards / "data" / "mrtd"))
+    assert len(counts) > 3 and sum(counts.values()) == len(pq_rows(xylent_shards / "mrtd"))
     smoothed = {lang: n ** alpha for lang, n in counts.items()}
     expected = {lang: v / sum(smoothed.values()) for lang, v in smoothed.items()}
     data = stream(xylent_shards, tiny_cfg(mono_alpha=alpha))
@@ -224,7 +224,9 @@ def trtd_v1_copy(xylent_shards: Path, out: Path) -> Path:
     from corpora.schemas import XY_TRTD_SCHEMA_V1
 
     shutil.copytree(xylent_shards, out)
-    for f in sorted((out / "data" / "trtd").glob("*.parquet")):
+    for name in ("manifest.json", ".xlu-job"):  # shards changed by hand: no longer the job's output
+        (out / name).unlink()
+    for f in sorted((out / "trtd").glob("*.parquet")):
         file = pq.ParquetFile(f)
         groups = [file.read_row_group(g).drop_columns(["n_ids"]).cast(XY_TRTD_SCHEMA_V1)
                   for g in range(file.num_row_groups)]
@@ -286,7 +288,7 @@ def test_trtd_rows_store_their_length(xylent_shards, tmp_path):
 
     for f in data_xylent.shards(xylent_shards, "trtd"):
         check_schema(pq.read_schema(f), XY_TRTD_SCHEMA, str(f))  # v2, with n_ids
-    rows = pq_rows(xylent_shards / "data" / "trtd")
+    rows = pq_rows(xylent_shards / "trtd")
     assert rows and all(r["n_ids"] == len(r["input_ids"]) for r in rows)
     # shards written before n_ids are still read
     assert data_xylent.check_folder(trtd_v1_copy(xylent_shards, tmp_path / "v1")) == data_xylent.check_folder(xylent_shards)
@@ -297,10 +299,10 @@ def test_missing_data_is_one_clear_error(tmp_path, xylent_shards):
 
     with pytest.raises(FileNotFoundError, match="folder not found"):
         data_xylent.check_folder(str(tmp_path / "nowhere"))
-    shutil.copytree(xylent_shards / "data" / "mrtd", tmp_path / "data" / "mrtd")
-    with pytest.raises(FileNotFoundError, match=r"no trtd shards .*pipelines.xy_corpus"):
+    shutil.copytree(xylent_shards / "mrtd", tmp_path / "data" / "mrtd")
+    with pytest.raises(FileNotFoundError, match=r"no train-\*\.parquet shards \(in trtd/"):
         data_xylent.check_folder(str(tmp_path))
-    shutil.copytree(xylent_shards / "data" / "trtd", tmp_path / "data" / "trtd")
+    shutil.copytree(xylent_shards / "trtd", tmp_path / "data" / "trtd")
     with pytest.raises(FileNotFoundError, match="pair_probs.parquet not found"):
         data_xylent.check_folder(str(tmp_path / "data"))  # the data/ folder itself is accepted too
     shutil.copy(xylent_shards / "pair_probs.parquet", tmp_path)
@@ -315,6 +317,8 @@ def test_held_out_data_of_another_vocabulary_is_refused(tmp_path, xylent_shards)
 
     other = tmp_path / "other"
     shutil.copytree(xylent_shards, other)
+    for name in ("manifest.json", ".xlu-job"):  # changed by hand: no longer the job's output as it wrote it
+        (other / name).unlink()
     (other / "spm.model").write_bytes((xylent_shards / "spm.model").read_bytes() + b"\0")
     argv = ["--model", "xylent", "--data", str(xylent_shards), "--config", "tiny", "--max_steps", "2", "--eval_every", "2",
             "--no_progress", "--no_tensorboard"]

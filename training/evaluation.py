@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from corpora.schemas import XY_MRTD_SCHEMA, XY_TRTD_SCHEMA, XY_TRTD_SCHEMA_V1
-from training.data import check_shards, read_metadata, read_row_group
+from training.data import check_shards, data_root, list_shards, read_metadata, read_row_group
 from training.eval_tally import OVERALL, Tally, f1_from_counts, gather, ratio, roc_auc, word_span_f1
 from training.run_setup import autocast_for
 
@@ -43,13 +43,14 @@ class EvalDataError(ValueError):
 
 # ---- held-out data ----
 
-def _root(data_dir: str | Path) -> Path:
-    root = Path(data_dir)
-    return root / "data" if (root / "data").is_dir() else root
+def _root(data_dir: str | Path, flag: str = "--data") -> Path:
+    return data_root(data_dir, flag)  # the job's --output, or a folder inside it (corpora/manifests.py)
 
 
-def split_files(folder: Path, split: str) -> list[Path]:
-    return sorted(folder.glob(f"{split}-*.parquet"))
+def split_files(root: Path, sub: str, split: str, flag: str) -> list[Path]:
+    """A split's shards of the table `sub` ("" = the job's rows), checked against the manifest; [] when
+    the job wrote no such split."""
+    return list_shards(root, split, table=sub or None, required=False, flag=flag)
 
 
 def read_rows(files: list[Path], columns: list[str], limit: int) -> list[dict]:
@@ -73,12 +74,12 @@ def find_eval_files(data: str, eval_data: str | None, subfolders: tuple[str, ...
         return f"{root}/{inner}{split}-*.parquet"
 
     if eval_data is None:
-        found = [split_files(_root(data) / sub, "test") for sub in subfolders]
+        found = [split_files(_root(data), sub, "test", "--data") for sub in subfolders]
         return (found, describe(_root(data), "test")) if all(found) else None
     if not Path(eval_data).exists():
         raise EvalDataError(f"--eval_data {eval_data}: folder not found")
     for split in ("test", "train"):
-        found = [split_files(_root(eval_data) / sub, split) for sub in subfolders]
+        found = [split_files(_root(eval_data, "--eval_data"), sub, split, "--eval_data") for sub in subfolders]
         if all(found):
             return found, describe(_root(eval_data), split)
     raise EvalDataError(f"--eval_data {eval_data}: no test-*.parquet or train-*.parquet shards in "

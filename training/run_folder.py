@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 
 import pyarrow.parquet as pq
 
+from corpora import manifests
 from corpora.schemas import SCHEMA_NAME_KEY
 from training import atomic_files
 from training.tokenizer import load_tokenizer
@@ -176,18 +177,26 @@ def load_run_tokenizer(tok_dir: Path, trust_remote_code: bool = False):
 # ---- --data made for another model ----
 
 def data_schema_names(data_dir: str) -> set[str]:
-    """Contract names of the Parquet shards a data job's --output (or its data/ folder) holds, from the
-    first footer of each layout (wiki_mrc and clism_pairs: data/train-*; xy_corpus: data/mrtd/, data/trtd/)."""
-    root = Path(data_dir)
-    folder = root / "data" if (root / "data").is_dir() else root
+    """Contract names of the Parquet shards a data job's --output (or a folder inside it) holds, from the
+    first footer of each table: the manifest's tables, or for a folder without one the layouts the jobs
+    write (data/train-*, data/test-*; xy_corpus: mrtd/, trtd/, formerly data/mrtd/, data/trtd/)."""
+    try:
+        root = manifests.resolve_data_folder(data_dir)
+        manifest = manifests.read_manifest(root)
+    except manifests.ManifestError:
+        return set()  # the data checks that follow say what is wrong with the folder
+    if manifest:
+        firsts = [root / shards[0] for splits in manifest.get("tables", {}).values() for shards in splits.values() if shards]
+    else:
+        folders = (root / "data", root, root / "mrtd", root / "trtd", root / "data" / "mrtd", root / "data" / "trtd")
+        firsts = [f for folder in folders for split in ("train", "test") for f in sorted(folder.glob(f"{split}-*.parquet"))[:1]]
     names = set()
-    for pattern in ("train-*.parquet", "test-*.parquet", "mrtd/train-*.parquet", "trtd/train-*.parquet"):
-        for f in sorted(folder.glob(pattern))[:1]:
-            try:
-                meta = pq.read_schema(f).metadata or {}
-            except Exception:  # noqa: BLE001  unreadable shards are named by the data checks that follow
-                continue
-            names.add(meta.get(SCHEMA_NAME_KEY, b"?").decode())
+    for f in firsts:
+        try:
+            meta = pq.read_schema(f).metadata or {}
+        except Exception:  # noqa: BLE001  unreadable shards are named by the data checks that follow
+            continue
+        names.add(meta.get(SCHEMA_NAME_KEY, b"?").decode())
     return names
 
 

@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
+from corpora import manifests
 from corpora.schemas import MRC_SCHEMA, SchemaMismatch, check_schema
 from corpora.seeding import keyed_rng
 
@@ -78,19 +79,30 @@ def read_table(path: Path, columns: list[str] | None = None) -> pa.Table:
     return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
-def list_shards(data_dir: str | Path, split: str = "train") -> list[Path]:
-    """The job's `data/<split>-*.parquet` shards; DIR may be the job's --output or its data/ folder."""
-    root = Path(data_dir)
-    if not root.exists():
-        raise FileNotFoundError(f"--data {data_dir}: folder not found")
-    if root.is_file():
-        raise FileNotFoundError(f"--data {data_dir}: a file; give the data job's --output folder (or its data/), "
-                                f"whose {split}-*.parquet shards are all read")
-    folder = root / "data" if (root / "data").is_dir() else root
-    files = sorted(folder.glob(f"{split}-*.parquet"))
-    if not files:
-        raise FileNotFoundError(f"--data {data_dir}: no {split}-*.parquet shards in {folder}; run the data job first")
-    return files
+class DataFolderError(DataError, FileNotFoundError):
+    """--data that is not a finished, unchanged data job's output: missing, a job still running or
+    crashed, shards missing, extra, shrunk or changed since the job's manifest. One line."""
+
+
+def data_root(data_dir: str | Path, flag: str = "--data") -> Path:
+    """The data job's output folder that DIR stands for (the folder, or one inside it: data/, mrtd/):
+    the project's one rule, corpora/manifests.py's resolve_data_folder."""
+    try:
+        return manifests.resolve_data_folder(data_dir, flag)
+    except manifests.ManifestError as e:
+        raise DataFolderError(str(e)) from None
+
+
+def list_shards(data_dir: str | Path, split: str = "train", table: str | None = None, required: bool = True,
+                flag: str = "--data") -> list[Path]:
+    """The shards of one table's split (default: the job's rows) of a data job's output, once the whole
+    folder was checked against its manifest (files, rows, bytes, sha256; corpora/manifests.py).
+    DIR may be the job's --output or a folder inside it. A folder of shards without a manifest (made
+    by hand) is read as found, with a warning; one an older job wrote without a manifest is refused."""
+    try:
+        return manifests.verified_shards(data_dir, table=table, split=split, flag=flag, required=required)
+    except manifests.ManifestError as e:
+        raise DataFolderError(str(e)) from None
 
 
 def check_shards(files: list[Path], schema=MRC_SCHEMA, older: tuple = ()) -> int:

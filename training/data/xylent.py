@@ -2,8 +2,9 @@
 the configs, flags and hooks, is training/recipes/xylent.py).
 
 Data: the xy_corpus job's --output (pipelines/xy_corpus.py; DESIGN.md §2):
-    data/mrtd/train-*.parquet   XY_MRTD_SCHEMA  packed monolingual sequences of ≤ 512 ids, `<s> …`
-    data/trtd/train-*.parquet   XY_TRTD_SCHEMA  `<s> x </s> y </s>` and its length n_ids, order flipped at write time
+    mrtd/train-*.parquet        XY_MRTD_SCHEMA  packed monolingual sequences of ≤ 512 ids, `<s> …`
+    trtd/train-*.parquet        XY_TRTD_SCHEMA  `<s> x </s> y </s>` and its length n_ids, order flipped at write time
+    (checked against the folder's manifest.json first; folders of before have them under data/)
     pair_probs.parquet          XY_PAIR_PROBS_SCHEMA  the Sinkhorn sampling probability of each pair
     spm.model                   the vocap SentencePiece model the ids are from
 
@@ -44,33 +45,30 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA, XY_TRTD_SCHEMA_V1, check_schema
 from corpora.vocap import PAD_ID
-from training.data import ParquetBatches, _rng, check_shards, read_metadata, read_row_group, read_table
+from corpora import manifests
+from training.data import (DataFolderError, ParquetBatches, _rng, check_shards, data_root, list_shards, read_metadata,
+                           read_row_group, read_table)
 
 
 # ---- the data folder ----
 
 def _root(data_dir: str | Path) -> Path:
-    root = Path(data_dir)
-    if not root.exists():
-        raise FileNotFoundError(f"--data {data_dir}: folder not found")
-    # Accept the job's --output or its data/ folder.
-    return root.parent if root.name == "data" and (root / "mrtd").is_dir() else root
+    return data_root(data_dir)  # the job's --output, or a folder inside it (corpora/manifests.py)
 
 
 def shards(data_dir: str | Path, task: str) -> list[Path]:
-    folder = _root(data_dir) / "data" / task
-    files = sorted(folder.glob("train-*.parquet"))
-    if not files:
-        raise FileNotFoundError(f"--data {data_dir}: no {task} shards (data/{task}/train-*.parquet); "
-                                "run `python -m pipelines.xy_corpus --output DIR` first")
-    return files
+    """The task's (mrtd, trtd) shards, the folder checked against its manifest first."""
+    return list_shards(data_dir, "train", table=task)
 
 
 def artefact(data_dir: str | Path, name: str) -> Path:
     path = _root(data_dir) / name
     if not path.exists():
         raise FileNotFoundError(f"--data {data_dir}: {name} not found; it is written by pipelines.xy_corpus")
-    return path
+    try:
+        return manifests.verified_file(path, "--data")
+    except manifests.ManifestError as e:
+        raise DataFolderError(str(e)) from None
 
 
 def pair_key(a: str, b: str) -> str:
