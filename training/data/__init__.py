@@ -11,6 +11,7 @@ skipped without reading a single row; rows are read, a row group at a time, only
 """
 from __future__ import annotations
 
+import hashlib
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -24,7 +25,6 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from corpora import manifests
 from corpora.schemas import MRC_SCHEMA, SchemaMismatch, check_schema
-from corpora.seeding import keyed_rng
 
 
 class DataError(ValueError):
@@ -133,9 +133,10 @@ def _matches(found: pa.Schema, expected: pa.Schema) -> bool:
     return True
 
 
-def _rng(seed: int, *key) -> random.Random:
-    # Seeded from a stable key, never from Python's hash seed: the project's one keyed generator.
-    return keyed_rng(seed, *key)
+def _rng(*key) -> random.Random:
+    # Seeded from a stable key, never from Python's hash seed (DESIGN.md §6).
+    digest = hashlib.sha256(repr(key).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "little"))
 
 
 class ParquetBatches(IterableDataset):

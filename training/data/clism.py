@@ -29,12 +29,12 @@ about once, so dynamic masking would change nothing there.
 """
 from __future__ import annotations
 
+import hashlib
 import random
 from collections import Counter
 
 from transformers import PreTrainedTokenizerBase
 
-from corpora.seeding import keyed_rng
 from training.data import long_tensor, span_mask, subword_span
 from training.data.word_pieces import WordPieces
 
@@ -43,7 +43,8 @@ IGNORE = -100  # cross_entropy's ignore_index: padding questions and unmasked ML
 
 
 def pair_rng(seed: int, pair_id: str, purpose: str) -> random.Random:
-    return keyed_rng(seed, pair_id, purpose)
+    digest = hashlib.sha256(repr((seed, pair_id, purpose)).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "little"))
 
 
 def add_que_token(tokenizer: PreTrainedTokenizerBase) -> PreTrainedTokenizerBase:
