@@ -348,3 +348,27 @@ def test_the_data_fingerprint_comes_from_the_jobs_manifest_and_still_sees_a_chan
     pq.write_table(pq.read_table(shard).slice(0, 3), shard)  # no longer what the manifest lists: hashed here
     assert data_fingerprint.fingerprint(job) == {"train-00000-of-00001.parquet": {
         "bytes": shard.stat().st_size, "sha256": checkpoint.sha256(shard)}}
+
+
+def test_ctrl_c_in_finetune_is_one_line_exit_130_and_leaves_no_final(tiny_run, tmp_path):
+    out = tmp_path / "ft"
+    command = [sys.executable, "-m", "training.finetune", "--task", "squad", "--init", str(tiny_run / "final"),
+               "--output", str(out), "--max_steps", "5000", "--log_every", "1", "--max_seq_len", "64",
+               "--max_query_tokens", "16", "--batch_size", "2", "--no_progress", "--device", "cpu"]
+    process = subprocess.Popen(command, cwd=REPO, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    lines = []
+    for line in process.stderr:  # the losses are printed as the steps go
+        lines.append(line)
+        if line.startswith("step 3/"):
+            process.send_signal(signal.SIGINT)
+            break
+    lines += process.stderr.readlines()
+    process.wait(timeout=60)
+    assert process.returncode == 130, "".join(lines)[-2000:]
+    last = lines[-1].strip()
+    assert last.startswith("training.finetune: interrupted at step ") and last.endswith(
+        ": rerun the same command to start again"), last
+    assert "Traceback" not in "".join(lines)
+    assert not (out / "final").exists() and not (out / "metrics.json").exists() and temporaries(out) == []
+    assert not lock_path(out).exists()
