@@ -145,7 +145,7 @@ class BareLoop:
             device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
             self.model.to(device).train()
             self.autocast = run_setup.autocast_for(device)
-            stream = spec.make_dataset(spec, cfg, data, tokenizer, 0, 1, 0)  # as training.run's, on one process
+            stream = spec.make_dataset(cfg, data, tokenizer, 0, 1, 0)  # as training.run's, on one process
             batches = list(itertools.islice(iter(stream), args.steps))
             self.rows = [b.pop("counts")["rows"] for b in batches]
             self.batches = [{k: v.to(device) for k, v in b.items()} for b in batches]
@@ -182,7 +182,7 @@ def interleaved_round(data: str, out: Path, args, with_bare: bool = True) -> tup
     the bare loop's step on the same batch (with_bare=False: the run alone). The project's steps come
     from metrics.jsonl (logged every step: a step's time runs from the end of the previous step's
     logging to the end of its own), less the hook's time."""
-    import dataclasses
+    import copy
     import time
 
     import torch
@@ -210,7 +210,9 @@ def interleaved_round(data: str, out: Path, args, with_bare: bool = True) -> tup
 
     shutil.rmtree(out, ignore_errors=True)
     with contextlib.redirect_stdout(sys.stderr):  # stdout is the result's one JSON line
-        run.main(run_argv(data, out, args), dataclasses.replace(spec, after_step=after_step) if with_bare else spec)
+        timed = copy.copy(spec)
+        timed.after_step = after_step  # the recipe with this one step of its own
+        run.main(run_argv(data, out, args), timed if with_bare else spec)
     records = [r for r in map(json.loads, (out / "metrics.jsonl").read_text().splitlines()) if "tokens_per_s" in r]
     project = [Step(r["tokens"], r["rows"], r["tokens"] / r["tokens_per_s"] - hook_seconds[r["step"]], r["loss"],
                     r["data_s"]) for r in records]

@@ -71,11 +71,11 @@ def main(argv=None) -> None:
     torch.manual_seed(0)
     with tempfile.TemporaryDirectory() as tmp:
         data = args.data or sample_data(tmp)
-        tokenizer = recipe.make_tokenizer(recipe.SPEC, cfg.replace(init=None), data)
+        tokenizer = recipe.make_tokenizer(cfg.replace(init=None), data)
         config = recipe.model_config(cfg, tokenizer)
         config.vocab_size = args.vocab_size or (len(tokenizer) if args.config == "tiny" else PAPER_VOCAB)
         model = XYLentForPreTraining(config).to(device)
-        stream = iter(recipe.make_dataset(recipe.SPEC, cfg, data, tokenizer, 0, 1, 0))
+        stream = iter(recipe.make_dataset(cfg, data, tokenizer, 0, 1, 0))
         batches = []
         for _ in range(args.warmup + args.steps):
             batch = next(stream)

@@ -20,11 +20,11 @@ def tiny_cfg(**changes):
 
 
 def stream(data, cfg=None, start_batch=0):
-    return recipe.make_dataset(None, cfg or tiny_cfg(), str(data), None, 0, 1, start_batch)
+    return recipe.make_dataset(cfg or tiny_cfg(), str(data), None, 0, 1, start_batch)
 
 
 def tiny_model(data, **changes):
-    tokenizer = recipe.make_tokenizer(None, tiny_cfg(), str(data))
+    tokenizer = recipe.make_tokenizer(tiny_cfg(), str(data))
     torch.manual_seed(0)
     model = XYLentForPreTraining(recipe.model_config(tiny_cfg(**changes), tokenizer))
     return model, tokenizer

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import torch
 
+from training import atomic_files
+
 FORMAT = "xlu_factory.training.checkpoint"
 VERSION = 1
 MANIFEST = "checkpoints.sha256"
@@ -72,22 +74,25 @@ def read_manifest(folder: Path) -> dict[str, str]:
 
 
 def _write_manifest(folder: Path, sums: dict[str, str]) -> None:
-    path = _manifest_path(folder)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(f"{digest}  {folder.name}/{name}\n" for name, digest in sorted(sums.items())))
-    os.replace(tmp, path)
+    atomic_files.write_text(_manifest_path(folder),
+                            "".join(f"{digest}  {folder.name}/{name}\n" for name, digest in sorted(sums.items())))
 
 
 def save(path: Path, **state) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    torch.save({"format": FORMAT, "version": VERSION, **state}, tmp)
-    # The sum is recorded before the file takes its real name: a crash in between leaves a sum without
-    # its file (ignored), never a file under its real name without its sum.
-    sums = read_manifest(path.parent)
-    sums[path.name] = sha256(tmp)
-    _write_manifest(path.parent, sums)
-    os.replace(tmp, path)  # a crash mid-write never leaves a half checkpoint under the real name
+    """Written under a temporary name (which `checkpoint_paths` never lists) and renamed: a crash, a
+    Ctrl-C or a full disk mid-write leaves no checkpoint under a real name, and no temporary."""
+    with atomic_files.replacing(path) as tmp:
+        # Through a Python file object: a full disk is then an OSError naming it, not torch's
+        # "enforce fail at inline_container.cc: unexpected pos".
+        with open(tmp, "wb") as f:
+            torch.save({"format": FORMAT, "version": VERSION, **state}, f)
+            f.flush()
+            os.fsync(f.fileno())
+        # The sum is recorded before the file takes its real name: a crash in between leaves a sum without
+        # its file (ignored), never a file under its real name without its sum.
+        sums = read_manifest(path.parent)
+        sums[path.name] = sha256(tmp)
+        _write_manifest(path.parent, sums)
 
 
 def nonfinite(tensors) -> list[str]:

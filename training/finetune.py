@@ -5,11 +5,15 @@
     python -m training.finetune --task ner --init runs/base/final --train en.train.conll --eval de.test.conll --output runs/conll
     python -m training.finetune --task pair --init runs/base/final --train pawsx.en.train.tsv --eval pawsx.de.test.tsv --output runs/pawsx
     python -m training.finetune --task squad --init runs/tiny/final     # the bundled sample, -> ./output/finetune_squad
+    python -m training.finetune --task squad --head que standard --few_shot 64,128 --init runs/clism/final
 
 Without --train / --eval a task runs on its bundled sample (training/tasks/samples/, cut from XQuAD,
 WikiANN and PAWS-X; sources and licences in its README), as the data jobs do.
 --init is a saved MPMRForWAE (its pre-trained extractor is kept), a saved MRCReader, or any encoder
 `transformers.AutoModel` loads (a fresh extractor is put on it); the tokenizer comes from the same path.
+With --head que (and/or standard), squad is fine-tuned with a CLISM model's extractive-QA heads, in full
+data or the CLISM paper's few-shot protocol (--few_shot; training/finetune_clism.py, which is also this
+command with those presets: `python -m training.finetune_clism`).
 Every task is MRC rows -> MPMRCollator -> span matrix S -> WAE loss, as in pre-training; the tasks
 differ in how rows are made and how S is read (training/tasks/). Task defaults are the paper's
 Table 5 values (XQuAD/MLQA, CoNLL, PAWS-X columns).
@@ -30,25 +34,18 @@ from pathlib import Path
 
 import torch
 
-from corpora.cli_flags import CommandParser
-from training import finetune_loop
+from corpora.outputs.manifests import FINETUNE_RUN, ManifestError
+from training import atomic_files, finetune_clism, finetune_flags, finetune_loop, init_folder, output_guard
+from training.finetune_flags import MPMR_DEFAULTS, TASK_DEFAULTS
 from training.data.mpmr import MPMRCollator
 from training.models.mpmr import wae_loss
-from training.run import NonFiniteError
+from training.errors import EXIT_INTERRUPTED, Interrupted, NonFiniteError, OutputError
 from training.run_folder import RunFolderError, check_init_available
 from training.run_setup import autocast_for
 from training.tasks import conll, mlqa_metric, pair_cls, squad
 from training.tasks.bundled import sample_paths
 from training.tasks.reader import clamp_max_seq_len, load_reader, load_tokenizer, quiet_transformers_progress
 from training.tasks.spans import greedy_non_overlapping, word_spans
-
-# mPMR Table 5 (fine-tuning hyper-parameters): XQuAD/MLQA, CoNLL and PAWS-X columns.
-TASK_DEFAULTS = {
-    "squad": {"max_query_tokens": 64, "max_seq_len": 384, "batch_size": 8, "lr": 3e-5, "epochs": 3.0},
-    "ner": {"max_query_tokens": 32, "max_seq_len": 192, "batch_size": 16, "lr": 1e-5, "epochs": 10.0},
-    "pair": {"max_query_tokens": 64, "max_seq_len": 192, "batch_size": 16, "lr": 5e-5, "epochs": 10.0},
-}
-
 
 # ---- forward passes over MRC rows ----
 
@@ -191,71 +188,11 @@ TASKS = {"squad": SquadTask, "ner": NerTask, "pair": PairTask}
 # ---- command line ----
 
 def build_parser() -> argparse.ArgumentParser:
-    p = CommandParser(prog="python -m training.finetune", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--task", required=True, choices=sorted(TASKS),
-                   help="squad: SQuAD v1.1-format JSON (SQuAD, MLQA, XQuAD), F1/EM; ner: CoNLL BIO, entity F1; "
-                        "pair: XNLI/PAWS-X TSV, accuracy")
-    p.add_argument("--init", required=True, metavar="PATH",
-                   help="a saved MPMRForWAE or MRCReader folder, or any AutoModel name/path (fresh extractor); "
-                        "the tokenizer is loaded from the same path")
-    p.add_argument("--trust_remote_code", action="store_true",
-                   help="let --init run the Python code it ships (an auto_map in its config); off: such a model is "
-                        "refused. The project's own saved models never need it")
-    p.add_argument("--train", metavar="FILE", help="training file in the task's format (default: the task's bundled "
-                   "sample: XQuAD en articles 1-4, WikiANN en, PAWS-X de dev)")
-    p.add_argument("--eval", metavar="FILE", nargs="+",
-                   help="evaluation file(s) in the task's format, e.g. XQuAD in 12 languages (.json or .json.gz); "
-                        "with several, metrics.json holds each file's metrics and their mean (default: the task's "
-                        "bundled sample: XQuAD de articles 47-48, WikiANN de test, PAWS-X de test)")
-    p.add_argument("--output", metavar="DIR", help="run folder: metrics.json, predictions, final/ "
-                   "(default: ./output/finetune_TASK)")
-    p.add_argument("--no_progress", action="store_true", help="no progress bar")
-    p.add_argument("--max_steps", type=int, default=None,
-                   help="optimiser steps (default: --epochs over the rows); 0: no training, only evaluate --init "
-                        "(no final/ written)")
-    p.add_argument("--epochs", type=float, default=None, help="epochs when --max_steps is not given "
-                   "(default, paper Table 5: squad 3, ner 10, pair 10)")
-    p.add_argument("--lr", type=float, default=None, help="peak learning rate (default: squad 3e-5, ner 1e-5, pair 5e-5)")
-    p.add_argument("--batch_size", type=int, default=None,
-                   help="MRC rows per micro-batch (a row is a window, a (sentence, type) or a (pair, label); "
-                        "default: squad 8, ner 16, pair 16)")
-    p.add_argument("--grad_accum", type=int, default=1, help="micro-batches per optimiser step")
-    p.add_argument("--max_seq_len", type=int, default=None, help="subwords per row (default: squad 384, ner/pair 192)")
-    p.add_argument("--max_query_tokens", type=int, default=None, help="query subwords kept (default: squad/pair 64, ner 32)")
-    p.add_argument("--doc_stride", type=int, default=128, help="squad: subwords of overlap between context windows")
-    p.add_argument("--max_answer_tokens", type=int, default=30,
-                   help="squad: longest answer considered, in subwords (HF run_qa's 30; 0: no limit)")
-    p.add_argument("--threshold", type=float, default=0.5, help="ner: keep spans with sigmoid(S) above this")
-    p.add_argument("--pair_template", choices=["description", "rationale"], default="description",
-                   help="pair: description = label description query (paper Table 6); rationale = 'label Sen-1' "
-                        "query and Sen-2 context, rationales by the paper's two passes")
-    p.add_argument("--eval_language", default=None, metavar="LANG",
-                   help="pair: evaluate only the rows whose 'language' column is LANG (XNLI dev/test hold 15 languages); "
-                        "squad with --qa_metric mlqa: the answers' language, when the file name does not say it")
-    p.add_argument("--qa_metric", choices=mlqa_metric.QA_METRICS, default="squad",
-                   help="squad: EM/F1 of SQuAD v1.1's script (XQuAD, SQuAD; what the mPMR paper uses for them); "
-                        "mlqa: MLQA's own script (Unicode punctuation, each language's articles, zh by characters; "
-                        "the language from MLQA's file names, test-context-XX-question-YY.json)")
-    p.add_argument("--rationale_spans", type=int, default=3, help="pair: spans reported per prediction (description template)")
-    p.add_argument("--show_rationales", type=int, default=5, help="pair: predictions printed with their rationale")
-    p.add_argument("--warmup_ratio", type=float, default=0.06, help="share of steps warming up linearly, then linear decay")
-    p.add_argument("--weight_decay", type=float, default=0.01, help="AdamW weight decay (not on biases and LayerNorm)")
-    p.add_argument("--grad_clip", type=float, default=1.0, help="clip the global gradient norm to this (0: off)")
-    p.add_argument("--extractor_hidden_size", type=int, default=1024,
-                   help="FFN width of a fresh extractor (an --init without one); PMR reference: 1024")
-    p.add_argument("--max_train_examples", type=int, default=None, help="use only the first N training examples")
-    p.add_argument("--max_eval_examples", type=int, default=None, help="evaluate only the first N examples")
-    p.add_argument("--eval_every", type=int, default=0, help="also evaluate every N steps (0: only at the end)")
-    p.add_argument("--eval_batch_size", type=int, default=None, help="rows per evaluation batch (default: 2 x --batch_size)")
-    p.add_argument("--log_every", type=int, default=10, help="steps between training-loss records")
-    p.add_argument("--seed", type=int, default=0, help="seed of the row order, the fresh extractor and dropout")
-    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when there is one)")
-    return p
+    return finetune_flags.build_parser(__doc__)
 
 
 def resolve(args: argparse.Namespace) -> argparse.Namespace:
-    for key, value in TASK_DEFAULTS[args.task].items():
+    for key, value in {**TASK_DEFAULTS[args.task], **MPMR_DEFAULTS}.items():
         if getattr(args, key) is None:
             setattr(args, key, value)
     args.eval_batch_size = args.eval_batch_size or 2 * args.batch_size
@@ -271,6 +208,7 @@ def resolve(args: argparse.Namespace) -> argparse.Namespace:
         raise ValueError(f"--max_steps {args.max_steps}: must be >= 0")
     if args.init:
         try:
+            args.init = init_folder.resolve(args.init, "training.finetune")
             check_init_available(args.init, hint="give a saved model's folder, or run once with the network to fill "
                                                  "the cache (HF_HOME)")
         except RunFolderError as error:
@@ -279,17 +217,23 @@ def resolve(args: argparse.Namespace) -> argparse.Namespace:
 
 
 def write_predictions(path: Path, predictions) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        if isinstance(predictions, dict):
-            json.dump(predictions, f, indent=2, ensure_ascii=False)
-        else:
-            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in predictions)
+    if isinstance(predictions, dict):
+        text = json.dumps(predictions, indent=2, ensure_ascii=False)
+    else:
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in predictions)
+    with atomic_files.naming_disk_failures(path):
+        atomic_files.write_text(path, text)
 
 
 def finetune(args: argparse.Namespace) -> dict:
+    """One fine-tuning run into --output, which it holds locked (a second writer is refused, naming it)."""
     args = resolve(args)
+    with output_guard.guarded(Path(args.output), FINETUNE_RUN, "python -m training.finetune"):
+        return _finetune(args)
+
+
+def _finetune(args: argparse.Namespace) -> dict:
     out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(args.seed)
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     autocast = autocast_for(device)
@@ -346,7 +290,6 @@ def finetune(args: argparse.Namespace) -> dict:
         "collator_counts": dict(trained.counts), "args": vars(args),
         **({"metrics_without_ro": paper_mean} if paper_mean else {}),
     }
-    (out / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
     if len(predictions) == 1:
         predictions_path = out / task.predictions_file
         write_predictions(predictions_path, next(iter(predictions.values())))
@@ -368,19 +311,36 @@ def finetune(args: argparse.Namespace) -> dict:
               f"{json.dumps(paper_mean)}")
     if max_steps:
         final = out / "final"
-        model.save_pretrained(final)
-        tokenizer.save_pretrained(final)
-        (final / "finetune_config.json").write_text(json.dumps(vars(args), indent=2))
+        with atomic_files.replacing_folder(final) as tmp, atomic_files.naming_disk_failures(final):
+            model.save_pretrained(tmp)
+            tokenizer.save_pretrained(tmp)
+            (tmp / "finetune_config.json").write_text(json.dumps(vars(args), indent=2))
         print(f"  fine-tuned model: {final}   (--init accepts it)")
+    # Last: a folder with metrics.json holds a finished run's model and predictions.
+    with atomic_files.naming_disk_failures(out / "metrics.json"):
+        atomic_files.write_text(out / "metrics.json", json.dumps(result, indent=2, ensure_ascii=False))
     print(f"  metrics:          {out / 'metrics.json'}\n  predictions:      {predictions_path}")
     return result
 
 
 def main(argv=None) -> None:
     args = build_parser().parse_args(argv)
+    if args.head:  # CLISM's extractive-QA heads, full data or few-shot
+        if args.task != "squad":
+            build_parser().error(f"--head {' '.join(args.head)}: extractive QA heads, for --task squad only")
+        finetune_clism.run_heads(args, "training.finetune")
+        return
+    if args.few_shot:
+        build_parser().error("--few_shot: the protocol of the QA heads; give --head que (and/or standard)")
     try:
         finetune(args)
-    except (FileNotFoundError, ValueError, NonFiniteError) as e:
+    except Interrupted as stop:
+        print(stop.line("training.finetune", resumable=False), file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:
+        print("training.finetune: interrupted: rerun the same command to start again", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    except (FileNotFoundError, ValueError, NonFiniteError, OutputError, ManifestError, atomic_files.DiskFailure) as e:
         sys.exit(f"training.finetune: {e}")
 
 

@@ -49,19 +49,19 @@ from pathlib import Path
 import torch
 from transformers import AutoTokenizer, XLMRobertaConfig
 
-from corpora.cli_flags import CommandParser
-from training import finetune_loop
+from corpora.outputs.manifests import FINETUNE_RUN, ManifestError
+from training import atomic_files, finetune_loop, init_folder, output_guard
 from training.data.clism import QUE_TOKEN, add_que_token, with_que_embedding
 from training.data.word_pieces import WordPieces
 from training.models.clism import CLISMForQuestionAnswering
 from training.remote_code import from_pretrained
-from training.run import NonFiniteError
+from training.finetune_flags import HEADS, QA_HEAD_DEFAULTS, qa_head_parser
+from training.errors import EXIT_INTERRUPTED, Interrupted, NonFiniteError, OutputError
 from training.run_setup import autocast_for
 from training.tasks import mlqa_metric, squad
 from training.tasks.bundled import sample_paths
 from training.tasks.reader import clamp_max_seq_len, load_weights, quiet_transformers_progress
 
-HEADS = ("que", "standard")
 
 
 # ---- model and tokenizer ----
@@ -229,14 +229,14 @@ def finetune_once(args, head: str, train_examples, eval_sets: dict[str, list], s
     metrics, by_eval, predictions = finetune_loop.evaluate_all(
         eval_sets, lambda examples: evaluate(model, collator, examples, tokenizer, args, head, device, autocast))
     if save_to is not None:
-        model.save_pretrained(save_to / "final")
-        tokenizer.save_pretrained(save_to / "final")
-        if len(predictions) == 1:
-            (save_to / "predictions.json").write_text(json.dumps(next(iter(predictions.values())), indent=2, ensure_ascii=False))
-        else:  # one file per evaluation set, named by its label
-            (save_to / "predictions").mkdir(parents=True, exist_ok=True)
-            for label, answers in predictions.items():
-                (save_to / "predictions" / f"{label}.json").write_text(json.dumps(answers, indent=2, ensure_ascii=False))
+        with atomic_files.replacing_folder(save_to / "final") as tmp, atomic_files.naming_disk_failures(save_to / "final"):
+            model.save_pretrained(tmp)
+            tokenizer.save_pretrained(tmp)
+        files = ({save_to / "predictions.json": next(iter(predictions.values()))} if len(predictions) == 1 else
+                 {save_to / "predictions" / f"{label}.json": answers for label, answers in predictions.items()})
+        for path, answers in files.items():  # one file per evaluation set, named by its label, when several
+            with atomic_files.naming_disk_failures(path):
+                atomic_files.write_text(path, json.dumps(answers, indent=2, ensure_ascii=False))
     return {"head": head, "seed": seed, "train_examples": len(train_examples), "train_windows": len(rows),
             "steps": max_steps, "train_seconds": trained.seconds, **metrics,
             **({"by_eval": by_eval} if len(by_eval) > 1 else {}),
@@ -313,79 +313,48 @@ def full_data(args, train_examples, eval_sets: dict[str, list], out: Path) -> di
 
 # ---- command line ----
 
-def sizes(text: str) -> list[int]:
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected comma-separated example counts, e.g. 64,128,256") from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected positive example counts")
-    return values
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = CommandParser(prog="python -m training.finetune_clism", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--init", required=True, metavar="PATH",
-                   help="a saved CLISM model (training.run's OUTPUT/final) or any XLM-R checkpoint; tokenizer from the same path")
-    p.add_argument("--trust_remote_code", action="store_true",
-                   help="let --init's tokenizer run the Python code it ships (an auto_map); off: refused")
-    p.add_argument("--train", metavar="FILE", help="SQuAD v1.1-format JSON to train on (English SQuAD in the paper; "
-                   "default: the bundled sample, 135 questions of XQuAD en)")
-    p.add_argument("--eval", metavar="FILE", nargs="+",
-                   help="SQuAD v1.1-format JSON file(s) to score (MLQA, XQuAD; default: the bundled sample, 37 "
-                   "questions of XQuAD de); several files are scored one by one (each file's F1/EM and their mean, "
-                   "e.g. XQuAD's 12 languages)")
-    p.add_argument("--qa_metric", choices=mlqa_metric.QA_METRICS, default="squad",
-                   help="squad: SQuAD v1.1's EM/F1 (XQuAD); mlqa: MLQA's own script, the language from MLQA's file "
-                        "names (test-context-XX-question-YY.json) or --eval_language")
-    p.add_argument("--eval_language", default=None, metavar="LANG", help="with --qa_metric mlqa: the answers' language")
-    p.add_argument("--output", default="./output/finetune_clism", metavar="DIR",
-                   help="run folder: metrics.json; full data: <head>/final and predictions (default: %(default)s)")
-    p.add_argument("--no_progress", action="store_true", help="no progress bars")
-    p.add_argument("--head", nargs="+", choices=HEADS, default=["que"],
-                   help="que: the paper's [QUE] head (Eq. 10); standard: no [QUE], a fresh start/end classifier; "
-                        "both for the comparison (default: que)")
-    p.add_argument("--few_shot", type=sizes, default=None, metavar="N,N,...",
-                   help="the few-shot protocol over these training-set sizes (paper: 64,128,256,512,1024); "
-                        "without it, one full-data run per head")
-    p.add_argument("--seeds", type=int, default=5, help="few-shot: samples (and seeds) per size (paper: 5)")
-    p.add_argument("--seed", type=int, default=0, help="first seed; few-shot uses --seed ... --seed + --seeds - 1")
-    p.add_argument("--max_steps", type=int, default=None,
-                   help="optimiser steps per run (default: few-shot 200, the paper's; full data: --epochs)")
-    p.add_argument("--epochs", type=float, default=5.0, help="full data, when --max_steps is not given (paper: 5)")
-    p.add_argument("--lr", type=float, default=3e-5, help="peak learning rate (paper, xMRC: 3e-5)")
-    p.add_argument("--batch_size", type=int, default=32, help="windows per step (paper: 32)")
-    p.add_argument("--max_seq_len", type=int, default=384, help="subwords per window, specials and [QUE] included (paper: 384)")
-    p.add_argument("--max_query_tokens", type=int, default=64, help="question subwords kept")
-    p.add_argument("--doc_stride", type=int, default=128, help="subwords of overlap between context windows")
-    p.add_argument("--max_answer_tokens", type=int, default=30, help="longest predicted answer, in subwords")
-    p.add_argument("--warmup_ratio", type=float, default=0.1, help="share of steps warming up linearly, then linear decay")
-    p.add_argument("--weight_decay", type=float, default=0.0, help="AdamW weight decay (paper: Adam, so 0)")
-    p.add_argument("--grad_clip", type=float, default=1.0, help="clip the global gradient norm to this (0: off)")
-    p.add_argument("--max_train_examples", type=int, default=None, help="full data: use only the first N training examples")
-    p.add_argument("--max_eval_examples", type=int, default=None, help="score only the first N evaluation examples")
-    p.add_argument("--eval_batch_size", type=int, default=64, help="windows per evaluation batch")
-    p.add_argument("--log_every", type=int, default=10, help="steps between recorded training losses")
-    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda when there is one)")
-    return p
+    return qa_head_parser(__doc__)
 
 
 def main(argv=None) -> dict:
-    args = build_parser().parse_args(argv)
+    return run_heads(build_parser().parse_args(argv), "training.finetune_clism")
+
+
+def run_heads(args: argparse.Namespace, command: str) -> dict:
+    """The QA heads' runs, from `training.finetune --head ...` or this module's own command."""
+    if args.task != "squad":
+        sys.exit(f"{command}: --head {' '.join(args.head)}: extractive QA heads, for --task squad only")
+    for key, value in QA_HEAD_DEFAULTS.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    args.output = args.output or "./output/finetune_clism"
     out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        args.init = init_folder.resolve(args.init, command)
+        with output_guard.guarded(out, FINETUNE_RUN, f"python -m {command}"):
+            return run_command(args, out, command)
+    except Interrupted as stop:
+        print(stop.line(command, resumable=False), file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"{command}: interrupted: rerun the same command to start again", file=sys.stderr)
+    except (ValueError, OutputError, ManifestError, atomic_files.DiskFailure) as e:
+        sys.exit(f"{command}: {e}")
+    sys.exit(EXIT_INTERRUPTED)
+
+
+def run_command(args: argparse.Namespace, out: Path, command: str) -> dict:
     for flag, sample in zip(("train", "eval"), sample_paths("squad")):
         if getattr(args, flag) is None:
             setattr(args, flag, sample)
-            print(f"training.finetune_clism: --{flag} {sample} (bundled sample)", file=sys.stderr)
+            print(f"{command}: --{flag} {sample} (bundled sample)", file=sys.stderr)
     if isinstance(args.eval, str):
         args.eval = [args.eval]
     quiet_transformers_progress()
     try:
         # Once, not per run: every run of a few-shot sweep loads the same --init.
         args.max_seq_len = clamp_max_seq_len(args.max_seq_len, XLMRobertaConfig.from_pretrained(args.init),
-                                             "training.finetune_clism")
+                                             command)
         train_examples = squad.read_squad(args.train)
         eval_sets = {label: mlqa_metric.read_eval_file(path, args.qa_metric, args.eval_language)[: args.max_eval_examples]
                      for label, path in zip(finetune_loop.eval_labels(args.eval), args.eval)}
@@ -396,12 +365,13 @@ def main(argv=None) -> dict:
         else:
             result = full_data(args, train_examples[: args.max_train_examples], eval_sets, out)
     except (FileNotFoundError, ValueError, NonFiniteError) as e:
-        sys.exit(f"training.finetune_clism: {e}")
+        sys.exit(f"{command}: {e}")
     except OSError as e:  # transformers' way of saying "no such folder, and not on the hub (or offline)"
-        sys.exit(f"training.finetune_clism: --init {args.init}: not a model folder nor a cached hub name "
+        sys.exit(f"{command}: --init {args.init}: not a model folder nor a cached hub name "
                  f"({str(e).strip().splitlines()[0][:160]})")
     result = {"args": vars(args), **result}
-    (out / "metrics.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    with atomic_files.naming_disk_failures(out / "metrics.json"):
+        atomic_files.write_text(out / "metrics.json", json.dumps(result, indent=2, ensure_ascii=False))
     saved = [f"  metrics: {out / 'metrics.json'}"]
     if not args.few_shot:
         saved += [f"  {head} model: {out / head / 'final'}" for head in args.head]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from training.run import NonFiniteError
+from training.errors import Interrupted, NonFiniteError
 from training.run_setup import lr_lambda, param_groups
 
 
@@ -51,6 +51,7 @@ class Trained:
     # {"step", "loss", "lr"} at the first and the last step and every log_every steps in between
     losses: list[dict] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)  # the collator's bookkeeping, summed
+    steps_done: int = 0
 
 
 def train(model: torch.nn.Module, rows: list[dict], collate: Callable[[list[dict]], dict],
@@ -78,6 +79,22 @@ def train(model: torch.nn.Module, rows: list[dict], collate: Callable[[list[dict
         bar = tqdm(total=max_steps, dynamic_ncols=True, **progress)
     say = bar.write if bar else (lambda message: print(message, file=sys.stderr))
     start = time.perf_counter()
+    try:
+        _steps(model, stream, collate, loss, optimizer, scheduler, result, bar, say, max_steps=max_steps,
+               grad_accum=grad_accum, grad_clip=grad_clip, device=device, log_every=log_every,
+               print_losses=print_losses, eval_every=eval_every, evaluate=evaluate)
+    except KeyboardInterrupt:
+        raise Interrupted(result.steps_done, None) from None
+    finally:
+        if bar:
+            bar.close()
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _steps(model, stream, collate, loss, optimizer, scheduler, result: Trained, bar, say, *, max_steps: int,
+           grad_accum: int, grad_clip: float, device: torch.device, log_every: int, print_losses: bool,
+           eval_every: int, evaluate) -> None:
     for step in range(1, max_steps + 1):
         model.train()
         step_loss, took = 0.0, 0
@@ -92,6 +109,7 @@ def train(model: torch.nn.Module, rows: list[dict], collate: Callable[[list[dict
             step_loss += micro_loss.item() / grad_accum
             took += 1
         if not took:
+            result.steps_done = step
             if bar:
                 bar.update(1)
             continue
@@ -108,12 +126,9 @@ def train(model: torch.nn.Module, rows: list[dict], collate: Callable[[list[dict
                 say(f"step {step}/{max_steps} loss {step_loss:.4f}")
         if evaluate is not None and eval_every and step % eval_every == 0 and step < max_steps:
             evaluate(step, say)
+        result.steps_done = step
         if bar:
             bar.update(1)
-    if bar:
-        bar.close()
-    result.seconds = time.perf_counter() - start
-    return result
 
 
 # ---- several evaluation files ----

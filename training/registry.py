@@ -1,20 +1,20 @@
-"""What differs between models, as data: the loop in training/run.py is shared (STYLE.md, nanoGPT).
+"""What differs between models, as classes: the loop in training/run.py is shared (STYLE.md, nanoGPT).
 
 Each model is three files (docs/training.md, "Adding a model"):
   training/models/<name>.py    the model: config, PreTrainedModel classes, losses (safe beside weights)
   training/data/<name>.py      its data: Parquet rows -> batches of tensors (collator, and a stream if
                                the default one does not fit)
-  training/recipes/<name>.py   its recipe: config presets, flags, hooks and `SPEC = ModelSpec(...)`
+  training/recipes/<name>.py   its recipe: a `Recipe` subclass (config presets, flags, the model's own
+                               steps) and `SPEC = TheRecipe()`
 `get_spec(name)` imports the recipe lazily, so that `--help` and one model never pay for the others.
 
-Hooks take their arguments in one order: spec, cfg, data_dir, model, tokenizer, dataset (each hook the
+Methods take their arguments in one order: cfg, data_dir, model, tokenizer, dataset (each method the
 ones it needs), then its own (rank, world, start_batch; name_or_path; folder; step, max_steps).
 """
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 
 import pyarrow as pa
@@ -27,8 +27,6 @@ MODEL_NAMES = ("mpmr", "clism", "xylent")
 TINY_TOKENIZER_ROWS = 20_000  # rows whose words train the on-the-fly SentencePiece model
 
 
-# ---- the default hooks: what a model whose data is one Parquet folder of word rows needs ----
-
 def words_for_tokenizer(files: list[Path], columns: list[str], limit: int = TINY_TOKENIZER_ROWS) -> Iterable[list[str]]:
     seen = 0
     for f in files:
@@ -40,65 +38,75 @@ def words_for_tokenizer(files: list[Path], columns: list[str], limit: int = TINY
                 return
 
 
-def default_tokenizer(spec: ModelSpec, cfg: TrainConfig, data_dir: str):
-    if cfg.init:
-        return load_tokenizer(cfg.init, cfg.trust_remote_code)
-    return train_tiny_tokenizer(words_for_tokenizer(list_shards(data_dir), spec.word_columns), cfg.vocab_size)
+class Recipe:
+    """One model's recipe. A subclass sets the class attributes and the four model methods; the others
+    have defaults for a model whose data is one Parquet folder of word rows, overridden where a model's
+    data or output differ."""
 
-
-def default_check_data(spec: ModelSpec, cfg: TrainConfig, data_dir: str) -> int:
-    return check_shards(list_shards(data_dir), spec.schema)
-
-
-def default_dataset(spec: ModelSpec, cfg: TrainConfig, data_dir: str, tokenizer, rank: int, world: int,
-                    start_batch: int) -> ParquetBatches:
-    """An endless stream of collated batches; `start_batch` batches already taken are skipped."""
-    return ParquetBatches(list_shards(data_dir), cfg.batch_size, spec.collator(cfg, tokenizer), seed=cfg.seed,
-                          rank=rank, world_size=world, shuffle_buffer=cfg.shuffle_buffer, start_batch=start_batch,
-                          columns=spec.columns)
-
-
-def default_save_final(model, tokenizer, folder: Path) -> None:
-    model.save_pretrained(folder)  # safetensors by default
-    tokenizer.save_pretrained(folder)
-
-
-def same_tokenizer(tokenizer):
-    return tokenizer
-
-
-def no_feedback(model, dataset, step: int, max_steps: int) -> None:
-    pass
-
-
-def any_eval_data(spec: ModelSpec, cfg: TrainConfig, data_dir: str, eval_dir: str) -> None:
-    pass
-
-
-@dataclass
-class ModelSpec:
-    build_random: Callable  # (cfg, tokenizer) -> model, a random encoder of the config's shape
-    build_pretrained: Callable  # (cfg, tokenizer, name_or_path) -> model from a from_pretrained backbone
-    from_config: Callable  # (model config dict) -> model, for resuming without the hub
-    collator: Callable  # (cfg, tokenizer) -> collate function: list of rows -> batch of tensors
     schema: pa.Schema  # the data job's contract (corpora/schemas.py), checked on every shard
     columns: list[str]  # the Parquet columns the collator reads
     word_columns: list[str]  # list<string> columns whose words train the tiny tokenizer
     configs: dict[str, TrainConfig]  # tiny, base, large: the model's TrainConfig subclass, preset
     # Model-only flags: name -> (type, help); each overrides the config field of the same name.
-    extra_flags: dict[str, tuple] = field(default_factory=dict)
-    # Hooks with defaults; a model passes its own when its data or output differ.
-    make_tokenizer: Callable = default_tokenizer  # (spec, cfg, data_dir) -> tokenizer
-    check_data: Callable = default_check_data  # (spec, cfg, data_dir) -> rows; fails fast on missing or foreign data
-    make_dataset: Callable = default_dataset  # (spec, cfg, data_dir, tokenizer, rank, world, start_batch) -> batches
-    save_final: Callable = default_save_final  # (model, tokenizer, folder) -> None
-    prepare_tokenizer: Callable = same_tokenizer  # (tokenizer) -> tokenizer, e.g. add a special token
-    # (model, dataset, step, max_steps) -> None, before the first batch and after every optimiser step:
-    # training signals back to the data stream (XY-LENT's DRO reweights language pairs by their losses).
-    after_step: Callable = no_feedback
-    # (spec, cfg, data_dir, eval_dir) -> None: refuses --eval_data that cannot be read like --data
-    # (XY-LENT's rows are token ids of their own vocabulary); raises EvalDataError.
-    check_eval_data: Callable = any_eval_data
+    extra_flags: dict[str, tuple] = {}
+
+    # ---- the model: every recipe's own ----
+
+    def build_random(self, cfg: TrainConfig, tokenizer):
+        """A random encoder of the config's shape."""
+        raise NotImplementedError
+
+    def build_pretrained(self, cfg: TrainConfig, tokenizer, name_or_path: str):
+        """The model from a from_pretrained backbone."""
+        raise NotImplementedError
+
+    def from_config(self, config: dict):
+        """The model from its config dict, for resuming without the hub."""
+        raise NotImplementedError
+
+    def collator(self, cfg: TrainConfig, tokenizer):
+        """The collate function: a list of rows -> a batch of tensors."""
+        raise NotImplementedError
+
+    # ---- data, tokenizer, output: defaults ----
+
+    def make_tokenizer(self, cfg: TrainConfig, data_dir: str):
+        if cfg.init:
+            return load_tokenizer(cfg.init, cfg.trust_remote_code)
+        return train_tiny_tokenizer(words_for_tokenizer(list_shards(data_dir), self.word_columns), cfg.vocab_size)
+
+    def prepare_tokenizer(self, tokenizer):
+        """The tokenizer as the model needs it, e.g. with a special token added."""
+        return tokenizer
+
+    def check_data(self, cfg: TrainConfig, data_dir: str) -> int:
+        """The data's rows; fails fast on missing or foreign data."""
+        return check_shards(list_shards(data_dir), self.schema)
+
+    def check_eval_data(self, cfg: TrainConfig, data_dir: str, eval_dir: str) -> None:
+        """Refuses --eval_data that cannot be read like --data (XY-LENT's rows are token ids of their own
+        vocabulary); raises EvalDataError."""
+
+    def make_dataset(self, cfg: TrainConfig, data_dir: str, tokenizer, rank: int, world: int, start_batch: int):
+        """An endless stream of collated batches; `start_batch` batches already taken are skipped."""
+        return ParquetBatches(list_shards(data_dir), cfg.batch_size, self.collator(cfg, tokenizer), seed=cfg.seed,
+                              rank=rank, world_size=world, shuffle_buffer=cfg.shuffle_buffer, start_batch=start_batch,
+                              columns=self.columns)
+
+    def save_final(self, model, tokenizer, folder: Path) -> None:
+        model.save_pretrained(folder)  # safetensors by default
+        tokenizer.save_pretrained(folder)
+
+    def after_step(self, model, dataset, step: int, max_steps: int) -> None:
+        """Before the first batch and after every optimiser step: training signals back to the data
+        stream (XY-LENT's DRO reweights language pairs by their losses)."""
+
+    def min_seq_len(self, cfg: TrainConfig) -> tuple[int, str]:
+        """(the smallest --max_seq_len a row fits in, why): refused before any work below it."""
+        return 8, "special tokens and a few subwords of text"
+
+
+ModelSpec = Recipe  # the name training.run and its callers use for a model's recipe
 
 
 def get_spec(name: str) -> ModelSpec:

@@ -12,32 +12,31 @@ unless --resume or --overwrite.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
 import json
 import math
 import os
-import shutil
 import sys
-import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
 
+from corpora.outputs.manifests import TRAINING_RUN, ManifestError
 from corpora.schemas import SchemaMismatch
-from training import checkpoint, eval_overlap, evaluation, run_folder
+from training import atomic_files, checkpoint, data_fingerprint, eval_overlap, evaluation, init_folder, output_guard, run_folder
 from training.checkpoint_selection import Selection
 from training.config import TrainConfig
 from training.data import DataError, make_loader
 from training.downstream import Downstream, DownstreamError, metric_names, parse_downstream
+from training.errors import EXIT_INTERRUPTED, Interrupted, NonFiniteError, OutputError
 from training.evaluation import EvalDataError
 from training.run_folder import RunFolderError
 from training.registry import MODEL_NAMES, ModelSpec, get_spec
 from training.remote_code import RemoteCodeRefused
-from training.run_log import LogWindow, RunLog, truncate_metrics
-from training.run_setup import autocast_for, fresh_model, lr_schedule, make_optimizer, setup_distributed
-from training.tokenizer import load_tokenizer
+from training.run_log import RunLog, truncate_metrics
+from training.run_setup import fresh_model, lr_schedule, make_optimizer, setup_distributed
+from training.training_loop import Position, TrainingLoop, last_checkpoint_step, saving
 
 # Flags that override a field of the chosen config; None = keep the config's value.
 OVERRIDES = {
@@ -95,6 +94,10 @@ def build_parser(spec: ModelSpec | None = None) -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true",
                    help="clear the run OUTPUT holds (its checkpoints, metrics, final/, best/ ...; nothing else) and "
                         "start again. Without it, or --resume, an OUTPUT holding a run is refused")
+    p.add_argument("--allow_data_change", action="store_true",
+                   help="let --resume continue on data that differs from what the run started on (its files, "
+                        "sizes or checksums, recorded in OUTPUT/data_fingerprint.json); without it such a resume is "
+                        "refused")
     p.add_argument("--eval_data", metavar="DIR",
                    help="held-out data: a data job's --output (its test-* split, else its train-* shards). Default: "
                         "--data's test-* split when it has one (wiki_mrc --test_entities N); none: no evaluation")
@@ -137,15 +140,11 @@ def make_config(args: argparse.Namespace, spec: ModelSpec | None = None) -> Trai
     return cfg.replace(init=None) if cfg.init in ("random", "none") else cfg
 
 
-class NonFiniteError(RuntimeError):
-    pass
-
-
-def check_finite(what: str, step: int, **tensors) -> None:
-    bad = checkpoint.nonfinite(tensors)
-    if bad:
-        raise NonFiniteError(f"step {step}: NaN or inf in {len(bad)} tensor(s) of the {what} (first: {bad[0]}); "
-                             "not saved. Lower --lr (or --grad_clip) and resume from the last checkpoint")
+def check_lengths(spec: ModelSpec, cfg: TrainConfig) -> None:
+    """--max_seq_len too small for what a row must hold: one line with the minimum, before any work."""
+    minimum, why = spec.min_seq_len(cfg)
+    if cfg.max_seq_len < minimum:
+        raise RunFolderError(f"--max_seq_len {cfg.max_seq_len}: too small; the minimum is {minimum} ({why})")
 
 
 def warn_of_eval_overlap(data: str, subfolders: tuple[str, ...], eval_files: list[list[Path]], where: str) -> None:
@@ -157,10 +156,37 @@ def warn_of_eval_overlap(data: str, subfolders: tuple[str, ...], eval_files: lis
 
 def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     """One training run. `spec`: a ModelSpec to use instead of the registered `--model`'s, e.g. the same
-    recipe with a hook of its own (benchmarks/train_throughput.py steps a bare loop in `after_step`)."""
+    recipe with a hook of its own (benchmarks/train_throughput.py steps a bare loop in `after_step`).
+
+    Rank 0 holds the --output's lock for the whole run: a second writer is refused, naming this one.
+    Ctrl-C raises Interrupted (the step reached, and the step --resume continues from)."""
     spec = spec or get_spec(args.model)
     cfg = make_config(args, spec)
+    check_lengths(spec, cfg)
+    if cfg.init:
+        cfg = cfg.replace(init=init_folder.resolve(cfg.init, "training.run"))
     rank, world, device = setup_distributed(args.device)
+    out = Path(args.output)
+    held = None
+    if rank == 0:
+        output_guard.refuse_other_kind(out, TRAINING_RUN)
+        if out.exists() and not out.is_dir():
+            raise RunFolderError(f"--output {out}: a file, not a folder")
+        held = output_guard.lock(out, output_guard.command_line("python -m training.run"))
+    reached = {"step": 0}
+    try:
+        if rank == 0:
+            output_guard.check_writable(out)
+        return _train(args, spec, cfg, rank, world, device, reached)
+    except KeyboardInterrupt:
+        raise Interrupted(reached["step"], last_checkpoint_step(out / "checkpoints")) from None
+    finally:
+        if held is not None:
+            held.release()
+
+
+def _train(args: argparse.Namespace, spec: ModelSpec, cfg: TrainConfig, rank: int, world: int,
+           device: torch.device, reached: dict) -> dict:
     is_main = rank == 0
     if args.no_progress:  # transformers' and the hub's own bars too (save_pretrained's "Writing model shards")
         from huggingface_hub.utils import disable_progress_bars
@@ -168,18 +194,65 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
         hf_logging.disable_progress_bar()
         disable_progress_bars()
     out = Path(args.output)
-    ckpt_dir = out / "checkpoints"
+    plan = check_run(args, spec, cfg, out)
+    if is_main and plan.eval_files is not None:
+        warn_of_eval_overlap(args.data, getattr(evaluation.EVALUATORS[args.model], "subfolders", ("",)), *plan.eval_files)
+    if world > 1:
+        dist.barrier()
+    if is_main:
+        prepare_folder(args, out)
+    if world > 1:
+        dist.barrier()
+    state = resume_state(args, out, is_main)
+    if cfg.init and state is None:
+        run_folder.check_init_available(cfg.init)
+    tokenizer = run_tokenizer(args, spec, cfg, out, is_main, world)
+    model, raw_model = build_model(spec, cfg, state, tokenizer, device, world)
+    steps_per_epoch = max(1, math.ceil(plan.total_rows / (cfg.batch_size * cfg.grad_accum * world)))
+    max_steps = cfg.max_steps or max(1, round(cfg.epochs * steps_per_epoch))
+    optimizer = make_optimizer(raw_model, cfg, device)
+    scheduler = lr_schedule(optimizer, cfg, max_steps)
+    position = restore_position(state, optimizer, scheduler, out, rank, world, cfg.seed)
+    held_out, downstream, selection = make_evaluation(args, spec, cfg, plan, state, tokenizer, out, rank, world, device)
+    dataset = spec.make_dataset(cfg, args.data, tokenizer, rank, world, position.batches)
+    spec.after_step(raw_model, dataset, position.step, max_steps)
+    batch_iter = iter(make_loader(dataset, cfg.num_workers))
+    log = RunLog(out, is_main, tensorboard=not args.no_tensorboard, progress=not args.no_progress,
+                 total=max_steps, initial=position.step, desc=f"{args.model} {args.config}")
+    if is_main:
+        with saving(out / "train_config.json"):
+            atomic_files.write_text(out / "train_config.json",
+                                    json.dumps({**cfg.to_dict(), "max_steps": max_steps, "world_size": world}, indent=2))
+    loop = TrainingLoop(model_name=args.model, spec=spec, cfg=cfg, out=out, model=model, raw_model=raw_model,
+                        tokenizer=tokenizer, optimizer=optimizer, scheduler=scheduler, batch_iter=batch_iter,
+                        dataset=dataset, max_steps=max_steps, position=position, rank=rank, world=world,
+                        device=device, log=log, held_out=held_out, downstream=downstream, selection=selection,
+                        reached=reached)
+    del model, batch_iter  # the loop holds the only references: it frees the DDP wrapper at the end
+    return loop.run()
 
-    # Read-only checks on every rank, before rank 0 writes anything: runs never mix.
+
+# ---- the steps before the first optimiser step ----
+
+@dataclass
+class Plan:
+    """What the read-only checks found: the data's rows, the held-out files, the selection rule."""
+    total_rows: int
+    eval_files: tuple | None
+    downstream_tasks: list
+    select_by: str
+
+
+def check_run(args: argparse.Namespace, spec: ModelSpec, cfg: TrainConfig, out: Path) -> Plan:
+    """Read-only checks on every rank, before rank 0 writes anything: runs never mix, the data is for
+    this model and readable, the held-out data and the selection rule make sense."""
     run_folder.check_output(out, args.model, args.config, cfg.to_dict(), args.resume, args.overwrite)
     run_folder.check_data_is_for(args.model, args.data)
-    total_rows = spec.check_data(spec, cfg, args.data)
+    total_rows = spec.check_data(cfg, args.data)
     subfolders = getattr(evaluation.EVALUATORS[args.model], "subfolders", ("",))
     eval_files = evaluation.find_eval_files(args.data, args.eval_data, subfolders) if cfg.eval_every > 0 else None
     if eval_files is not None and args.eval_data:
-        spec.check_eval_data(spec, cfg, args.data, args.eval_data)
-    if eval_files is not None and is_main:
-        warn_of_eval_overlap(args.data, subfolders, *eval_files)
+        spec.check_eval_data(cfg, args.data, args.eval_data)
     downstream_tasks = parse_downstream(args.downstream)
     if downstream_tasks and cfg.eval_every <= 0:
         raise DownstreamError("--downstream: runs at every held-out pass, and --eval_every is 0; give --eval_every N")
@@ -188,251 +261,127 @@ def train(args: argparse.Namespace, spec: ModelSpec | None = None) -> dict:
     if args.select_by and eval_files is None and select_by not in metric_names(downstream_tasks):
         raise EvalDataError(f"--select_by {args.select_by}: no held-out data ({'--eval_every 0' if cfg.eval_every <= 0 else f'no test-*.parquet in --data {args.data}'}); "
                             f"pass --eval_data DIR{TEST_SPLIT_HINT.get(args.model, '')}")
-    if world > 1:
-        dist.barrier()
+    return Plan(total_rows, eval_files, downstream_tasks, select_by)
+
+
+def prepare_folder(args: argparse.Namespace, out: Path) -> None:
+    """Rank 0: the data's fingerprint checked against the run's (--resume), --overwrite, an earlier
+    run's unfinished temporaries removed, the folder marked and the fingerprint recorded."""
+    inputs = {"data": data_fingerprint.fingerprint(args.data)}
+    if args.eval_data:
+        inputs["eval_data"] = data_fingerprint.fingerprint(args.eval_data)
+    changed = data_fingerprint.changes(out, inputs) if args.resume else []
+    if changed and not args.allow_data_change:
+        raise RunFolderError(f"--resume: the data differs from what the run in {out} started on "
+                             f"({'; '.join(changed)}); resume on the same data, or pass --allow_data_change")
+    if changed:
+        print(f"--allow_data_change: continuing on changed data ({'; '.join(changed)})", file=sys.stderr)
+    if args.overwrite:
+        removed = run_folder.clear_run(out)
+        if removed:
+            print(f"--overwrite: removed {', '.join(removed)} from {out}", file=sys.stderr)
+    out.mkdir(parents=True, exist_ok=True)
+    left = atomic_files.clear_temporaries(out)
+    if left:
+        print(f"{out}: removed {len(left)} unfinished file(s) of an earlier run ({', '.join(left[:3])})", file=sys.stderr)
+    run_folder.mark(out, args.model, args.config, args.resume)
+    data_fingerprint.record(out, inputs)
+
+
+def resume_state(args: argparse.Namespace, out: Path, is_main: bool) -> dict | None:
+    """--resume: the newest good checkpoint (None: start fresh); the metrics of later steps dropped."""
+    if not args.resume:
+        return None
+    ckpt_dir = out / "checkpoints"
+    state = checkpoint.load_latest(ckpt_dir, is_main)
+    if state is not None and state["model_name"] != args.model:
+        raise checkpoint.CheckpointError(f"{ckpt_dir}: a --model {state['model_name']} checkpoint, not {args.model}")
+    if state is None and is_main:
+        print(f"--resume: no checkpoint in {ckpt_dir}; starting fresh", file=sys.stderr)
     if is_main:
-        if args.overwrite:
-            removed = run_folder.clear_run(out)
-            if removed:
-                print(f"--overwrite: removed {', '.join(removed)} from {out}", file=sys.stderr)
-        out.mkdir(parents=True, exist_ok=True)
-        run_folder.mark(out, args.model, args.config, args.resume)
-    if world > 1:
-        dist.barrier()
+        truncate_metrics(out / "metrics.jsonl", state["step"] if state else -1)  # fresh: step 0 logged again
+    return state
 
-    state = None
-    if args.resume:
-        state = checkpoint.load_latest(ckpt_dir, is_main)
-        if state is not None and state["model_name"] != args.model:
-            raise checkpoint.CheckpointError(f"{ckpt_dir}: a --model {state['model_name']} checkpoint, not {args.model}")
-        if state is None and is_main:
-            print(f"--resume: no checkpoint in {ckpt_dir}; starting fresh", file=sys.stderr)
-        if is_main:
-            truncate_metrics(out / "metrics.jsonl", state["step"] if state else -1)  # fresh: step 0 logged again
 
-    if cfg.init and state is None:
-        run_folder.check_init_available(cfg.init)
-
-    # The tokenizer is kept in OUTPUT/tokenizer so that a resumed run never retrains or downloads it,
-    # and every run, fresh or resumed, on every rank, uses that saved copy: the very same tokenizer.
+def run_tokenizer(args: argparse.Namespace, spec: ModelSpec, cfg: TrainConfig, out: Path, is_main: bool, world: int):
+    """The tokenizer is kept in OUTPUT/tokenizer so that a resumed run never retrains or downloads it,
+    and every run, fresh or resumed, on every rank, uses that saved copy: the very same tokenizer."""
     tok_dir = out / "tokenizer"
     if not (tok_dir / "tokenizer_config.json").exists():
         if is_main:
-            tokenizer = spec.prepare_tokenizer(spec.make_tokenizer(spec, cfg, args.data))
-            tokenizer.save_pretrained(tok_dir)
+            tokenizer = spec.prepare_tokenizer(spec.make_tokenizer(cfg, args.data))
+            # In one rename: a reader (another rank, a resumed run) never finds half a tokenizer.
+            with atomic_files.replacing_folder(tok_dir) as tmp, saving(tok_dir):
+                tokenizer.save_pretrained(tmp)
         if world > 1:
             dist.barrier()
-    tokenizer = load_tokenizer(str(tok_dir), cfg.trust_remote_code)
+    return run_folder.load_run_tokenizer(tok_dir, cfg.trust_remote_code)
 
+
+def build_model(spec: ModelSpec, cfg: TrainConfig, state: dict | None, tokenizer, device: torch.device, world: int):
+    """(the model to step, wrapped in DDP with several processes; the model itself)."""
     if state is not None:
         # The random streams the weights were built with do not matter: the checkpoint's own are
-        # restored below, before any draw that shapes training.
+        # restored later, before any draw that shapes training.
         model = spec.from_config(state["model_config"])
         model.load_state_dict(state["model"])
     else:
         model = fresh_model(spec, cfg, tokenizer)
     model.to(device)
-    raw_model = model
     if world > 1:
-        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        return torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if device.type == "cuda" else None), model
+    return model, model
 
-    steps_per_epoch = max(1, math.ceil(total_rows / (cfg.batch_size * cfg.grad_accum * world)))
-    max_steps = cfg.max_steps or max(1, round(cfg.epochs * steps_per_epoch))
-    optimizer = make_optimizer(raw_model, cfg, device)
-    scheduler = lr_schedule(optimizer, cfg, max_steps)
-    step, batches, skipped = 0, 0, 0
-    if state is not None:
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        step, batches, skipped = state["step"], state["batches"], state.get("nonfinite_skips", 0)
-        if state["world_size"] != world:
-            # The data split and the per-rank RNG depend on the number of processes.
-            raise checkpoint.CheckpointError(
-                f"{ckpt_dir}: written by {state['world_size']} processes, resumed with {world}; resume with the same number")
-        checkpoint.set_rng_state(state["rng"][rank])
-    else:
-        torch.manual_seed(cfg.seed + rank)  # dropout differs across ranks, as their data does
 
+def restore_position(state: dict | None, optimizer, scheduler, out: Path, rank: int, world: int, seed: int) -> Position:
+    """The checkpoint's optimiser, schedule, position and this rank's RNG; a fresh run's seeded RNG."""
+    if state is None:
+        torch.manual_seed(seed + rank)  # dropout differs across ranks, as their data does
+        return Position()
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    if state["world_size"] != world:
+        # The data split and the per-rank RNG depend on the number of processes.
+        raise checkpoint.CheckpointError(f"{out / 'checkpoints'}: written by {state['world_size']} processes, resumed "
+                                         f"with {world}; resume with the same number")
+    checkpoint.set_rng_state(state["rng"][rank])
+    return Position(step=state["step"], batches=state["batches"], skipped=state.get("nonfinite_skips", 0))
+
+
+def make_evaluation(args: argparse.Namespace, spec: ModelSpec, cfg: TrainConfig, plan: Plan, state: dict | None,
+                    tokenizer, out: Path, rank: int, world: int, device: torch.device):
+    """(held-out passes, downstream fine-tuning, the best/ selection), each None when not asked for."""
+    is_main = rank == 0
     held_out, selection = None, None
-    downstream = Downstream(downstream_tasks, out / "downstream", args.device) if downstream_tasks else None
-    if eval_files is not None or downstream is not None:
-        selection = Selection(select_by, state.get("best") if state else None)
-    if eval_files is not None:
-        held_out = evaluation.HeldOut(args.model, spec, cfg, tokenizer, *eval_files, rank, world, device)
+    downstream = Downstream(plan.downstream_tasks, out / "downstream", args.device) if plan.downstream_tasks else None
+    if plan.eval_files is not None or downstream is not None:
+        selection = Selection(plan.select_by, state.get("best") if state else None)
+    if plan.eval_files is not None:
+        held_out = evaluation.HeldOut(args.model, spec, cfg, tokenizer, *plan.eval_files, rank, world, device)
         if is_main:
             print(f"held-out evaluation: {held_out.total_rows} rows in {held_out.total_batches} batches of "
-                  f"{held_out.description}, every {cfg.eval_every} steps; {out / 'best'} by {select_by}", file=sys.stderr)
+                  f"{held_out.description}, every {cfg.eval_every} steps; {out / 'best'} by {plan.select_by}",
+                  file=sys.stderr)
     if downstream is not None and is_main:
         print(f"downstream evaluation every {cfg.eval_every} steps: {', '.join(t.label for t in downstream.tasks)} "
-              f"(training.finetune runs under {out / 'downstream'}); {out / 'best'} by {select_by}", file=sys.stderr)
-    if eval_files is None and is_main and cfg.eval_every > 0:
+              f"(training.finetune runs under {out / 'downstream'}); {out / 'best'} by {plan.select_by}", file=sys.stderr)
+    if plan.eval_files is None and is_main and cfg.eval_every > 0:
         print(f"no held-out evaluation: --data {args.data} has no test-*.parquet split; pass --eval_data DIR"
               f"{TEST_SPLIT_HINT.get(args.model, '')}", file=sys.stderr)
-
-    dataset = spec.make_dataset(spec, cfg, args.data, tokenizer, rank, world, batches)
-    spec.after_step(raw_model, dataset, step, max_steps)
-    batch_iter = iter(make_loader(dataset, cfg.num_workers))
-
-    autocast = autocast_for(device)
-    log = RunLog(out, is_main, tensorboard=not args.no_tensorboard, progress=not args.no_progress,
-                 total=max_steps, initial=step, desc=f"{args.model} {args.config}")
-    if is_main:
-        (out / "train_config.json").write_text(json.dumps({**cfg.to_dict(), "max_steps": max_steps, "world_size": world}, indent=2))
-
-    def evaluate_and_select(at_step: int) -> dict:
-        """One held-out pass on every rank; rank 0 prints it, keeps best/ by the selection rule. The
-        metrics, with their eval/ prefix, for the step's metrics line."""
-        started = time.perf_counter()
-        results, rows = held_out.run(raw_model) if held_out is not None else ({}, 0)
-        if downstream is not None:
-            if is_main:
-                results.update(downstream.run(lambda folder: spec.save_final(raw_model, tokenizer, folder), at_step))
-            if world > 1:
-                dist.barrier()  # the other ranks wait for rank 0's fine-tuning runs
-        record = {f"eval/{k}": v for k, v in results.items()}
-        record["eval/rows"], record["eval/seconds"] = rows, round(time.perf_counter() - started, 3)
-        if is_main:
-            # The untrained model (step 0) is the baseline, never the selected one: random span cells above
-            # the threshold give it a span F1 that the first steps (learning "no span anywhere") lose.
-            improved = at_step > 0 and selection.consider(at_step, results)
-            if improved:
-                save_best(raw_model, at_step)
-            overall = " ".join(f"{k} {v:.4f}" for k, v in results.items() if "/" not in k)
-            best_note = f"  (best {selection.metric} so far: saved to {out / 'best'})" if improved else ""
-            log.say(f"step {at_step}: held-out ({rows} rows): {overall}{best_note}")
-        return record
-
-    def save_best(model, at_step: int) -> None:
-        # Written beside and then renamed over the old best/, so that a kill never leaves half a model.
-        tmp, best = out / "best.tmp", out / "best"
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        spec.save_final(model, tokenizer, tmp)
-        (tmp / "train_config.json").write_text((out / "train_config.json").read_text())
-        (tmp / "selection.json").write_text(json.dumps({**selection.best, "rule": selection.rule()}, indent=2) + "\n")
-        if best.exists():
-            shutil.rmtree(best)
-        os.replace(tmp, best)
-
-    if selection is not None and step == 0:
-        # The untrained model: the baseline every later pass is read against.
-        evaluated = evaluate_and_select(0)
-        log.write({"step": 0, **evaluated}, evaluated)
-
-    losses: list[float] = []
-    window = LogWindow()
-    while step < max_steps:
-        model.train()
-        step_loss = torch.zeros((), device=device)
-        for micro in range(cfg.grad_accum):
-            waited = time.perf_counter()
-            batch = next(batch_iter)
-            window.data_s += time.perf_counter() - waited
-            batches += 1
-            window.counts.update(batch.pop("counts"))
-            batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
-            window.tokens += int(batch["attention_mask"].sum())
-            # Gradients are all-reduced only on the last micro-batch of a step (nanoGPT's trick).
-            sync = world == 1 or micro == cfg.grad_accum - 1
-            with (contextlib.nullcontext() if sync else model.no_sync()), autocast:
-                loss, logs = model(**batch)
-            (loss / cfg.grad_accum).backward()
-            step_loss += loss.detach() / cfg.grad_accum
-            for key, value in logs.items():
-                window.terms[key] += float(value) / cfg.grad_accum
-        grad_norm = torch.nn.utils.clip_grad_norm_(raw_model.parameters(), cfg.grad_clip or float("inf"))
-        # Before the update, so that every rank sees the same loss and takes the same decision (the
-        # gradient norm is the same everywhere already: gradients are all-reduced).
-        if world > 1:
-            dist.all_reduce(step_loss, op=dist.ReduceOp.AVG)
-        loss_value = float(step_loss)
-        finite = math.isfinite(loss_value) and math.isfinite(float(grad_norm))
-        if finite:
-            optimizer.step()
-        else:
-            # A NaN/inf gradient would make every weight NaN at once: the update is skipped, or the run
-            # stops, with the weights of the last good step (which the last checkpoint holds).
-            skipped += 1
-            problem = (f"step {step + 1}: non-finite loss {loss_value} / gradient norm {float(grad_norm)} "
-                       f"(lr {scheduler.get_last_lr()[0]:.3g})")
-            if skipped > cfg.max_nonfinite_skips:
-                log.write({"step": step + 1, "loss": loss_value, "lr": scheduler.get_last_lr()[0],
-                           "grad_norm": float(grad_norm), "batches": batches, "nonfinite_skips": skipped,
-                           "stopped": True}, {})
-                log.close()
-                last = checkpoint.checkpoint_paths(ckpt_dir)
-                raise NonFiniteError(
-                    f"{problem}; stopped after {skipped} such step{'s' if skipped > 1 else ''} "
-                    f"(--max_nonfinite_skips {cfg.max_nonfinite_skips}); no final/ written, last checkpoint: "
-                    f"{last[-1] if last else 'none'}. Lower --lr, or allow skips with --max_nonfinite_skips N")
-            log.say(f"training.run: {problem}; update skipped ({skipped} of {cfg.max_nonfinite_skips} tolerated)")
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        step += 1
-        spec.after_step(raw_model, dataset, step, max_steps)
-        losses.append(loss_value)
-        window.steps += 1
-        evaluated = {}
-        if selection is not None and (step % cfg.eval_every == 0 or step == max_steps):
-            evaluated = evaluate_and_select(step)
-
-        if is_main and (step % cfg.log_every == 0 or step == max_steps or evaluated):
-            terms = window.mean_terms()
-            record = {"step": step, "loss": loss_value, "lr": scheduler.get_last_lr()[0], "grad_norm": float(grad_norm),
-                      **window.rates(world), **terms, "batches": batches, **dict(sorted(window.counts.items())),
-                      **evaluated}
-            if skipped:
-                record["nonfinite_skips"] = skipped
-            trained = ("loss", "lr", "grad_norm", "tokens_per_s", "data_s", *terms)
-            log.write(record, {**{f"train/{key}": record[key] for key in trained}, **evaluated})
-            window.reset()
-        log.advance(loss_value)
-        if step % cfg.save_every == 0 or step == max_steps:
-            # On every rank (the weights are the same on all), so that all stop together.
-            check_finite("checkpoint", step, model=dict(raw_model.named_parameters()), optimizer=optimizer.state_dict())
-            # Every rank's RNG (their dropout differs), gathered so that each resumes its own.
-            rngs = [checkpoint.rng_state()]
-            if world > 1:
-                rngs = [None] * world
-                dist.all_gather_object(rngs, checkpoint.rng_state())
-            if is_main:
-                checkpoint.save(
-                    ckpt_dir / f"step-{step:08d}.pt",
-                    model=raw_model.state_dict(), optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
-                    model_name=args.model, step=step, batches=batches, rng=rngs, world_size=world, max_steps=max_steps,
-                    nonfinite_skips=skipped, parameters=[name for name, _ in raw_model.named_parameters()],
-                    model_config=raw_model.config.to_dict(), train_config=json.loads(json.dumps(cfg.to_dict())),
-                    best=selection.best if selection else None,
-                )
-                checkpoint.prune(ckpt_dir, cfg.keep_checkpoints)
-
-    log.close_progress()
-    if is_main:
-        check_finite("final model", step, model=dict(raw_model.named_parameters()))
-        final = out / "final"
-        spec.save_final(raw_model, tokenizer, final)
-        (final / "train_config.json").write_text((out / "train_config.json").read_text())
-        print("\n".join(run_folder.result_lines(out, args.model, step, selection.best if selection else None,
-                                                log.writer is not None, selection.metric if selection else None)))
-    log.close()
-    if world > 1:
-        # Free the DDP wrapper first, on every rank, after all ranks are done with collectives. Left to
-        # the end of this function, its Reducer (which holds the process group) was freed with the GIL
-        # held while a gloo thread still needed the GIL to release the last all_gather_object: the
-        # rank then never exited (seen under torchrun, 1 run in 6).
-        dist.barrier()
-        del model, batch_iter
-        gc.collect()
-        dist.destroy_process_group()
-    return {"step": step, "losses": losses, "max_steps": max_steps}
+    return held_out, downstream, selection
 
 
 def main(argv=None, spec: ModelSpec | None = None) -> None:
     args = parse_args(argv)
     try:
         train(args, spec)
+    except Interrupted as stop:
+        if os.environ.get("RANK", "0") == "0":  # one line, not one per process
+            print(stop.line("training.run"), file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
     except (checkpoint.CheckpointError, SchemaMismatch, FileNotFoundError, RemoteCodeRefused, NonFiniteError,
-            RunFolderError, EvalDataError, DownstreamError) as e:
+            RunFolderError, EvalDataError, DownstreamError, OutputError, ManifestError, atomic_files.DiskFailure) as e:
         sys.exit(f"training.run: {e}")
     except DataError as e:
         # From a DataLoader worker the message is the worker's whole traceback; its last line is ours.

@@ -20,12 +20,14 @@ import pyarrow.parquet as pq
 
 from corpora.outputs import manifests
 from corpora.schemas import SCHEMA_NAME_KEY
+from training import atomic_files
+from training.tokenizer import load_tokenizer
 
 DATA_JOB_MARKER = ".xlu-job"  # what pipelines.common writes in a data job's --output (training never imports it)
 MARKER = "run.json"  # {"model", "config", "created"}: what made the folder, read by the checks below
 # What a run writes (docs/training.md); --overwrite removes these and nothing else.
 RUN_ENTRIES = ("checkpoints", "checkpoints.sha256", "metrics.jsonl", "tensorboard", "final", "best", "best.tmp",
-               "tokenizer", "train_config.json", MARKER)
+               "tokenizer", "train_config.json", "data_fingerprint.json", MARKER)
 # Entries that make a folder "a run": something trained. A start that failed before its first step
 # (run.json, train_config.json, tokenizer/ only) is not one, and neither is a folder holding only a
 # tokenizer put there on purpose (tests, nodes without a shared disk): the run uses that tokenizer.
@@ -153,8 +155,23 @@ def mark(out: Path, model: str, config_name: str, resume: bool) -> None:
     """The folder's marker, written by rank 0 (a resumed run keeps the one of its start)."""
     if resume and (out / MARKER).exists():
         return
-    (out / MARKER).write_text(json.dumps({"model": model, "config": config_name,
-                                          "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, indent=2) + "\n")
+    atomic_files.write_text(out / MARKER, json.dumps({"model": model, "config": config_name,
+                                                      "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}, indent=2) + "\n")
+
+
+def load_run_tokenizer(tok_dir: Path, trust_remote_code: bool = False):
+    """The run's own tokenizer; a damaged file in it (cut short, edited) named in one line."""
+    for path in sorted(tok_dir.glob("*.json")):
+        try:
+            json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise RunFolderError(f"{path}: unreadable ({str(error).splitlines()[0][:120]}); the run's tokenizer is "
+                                 f"damaged: restore the file, or --overwrite to start the run again") from None
+    try:
+        return load_tokenizer(str(tok_dir), trust_remote_code)
+    except (OSError, ValueError, TypeError, KeyError) as error:
+        raise RunFolderError(f"{tok_dir}: not a loadable tokenizer ({str(error).strip().splitlines()[0][:120] if str(error).strip() else type(error).__name__}); "
+                             "restore it, or --overwrite to start the run again") from None
 
 
 # ---- --data made for another model ----

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+from training import atomic_files
 
 
 def json_safe(value):
@@ -33,9 +34,7 @@ def truncate_metrics(path: Path, step: int) -> None:
         except (ValueError, KeyError, TypeError):
             pass
     if len(keep) != len(lines):
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text("".join(line + "\n" for line in keep))
-        os.replace(tmp, path)
+        atomic_files.write_text(path, "".join(line + "\n" for line in keep))
         print(f"{path}: {len(lines) - len(keep)} lines after step {step} dropped; they are logged again", file=sys.stderr)
 
 
@@ -59,14 +58,14 @@ class RunLog:
         if progress:
             from tqdm import tqdm
             self.progress = tqdm(total=total, initial=initial, desc=desc, dynamic_ncols=True)
-        self.metrics_file = open(out / "metrics.jsonl", "a")  # noqa: SIM115  closed by close()
+        self.metrics_file = out / "metrics.jsonl"
 
     def write(self, record: dict, scalars: dict[str, float]) -> None:
         """One metrics line, and `scalars` (TensorBoard tag: value) at the record's step."""
         if self.metrics_file is None:
             return
-        self.metrics_file.write(json.dumps({k: json_safe(v) for k, v in record.items()}, allow_nan=False) + "\n")
-        self.metrics_file.flush()
+        # One write per line: a reader of the file mid-run never sees half a line.
+        atomic_files.append_line(self.metrics_file, json.dumps({k: json_safe(v) for k, v in record.items()}, allow_nan=False))
         if self.writer:
             for tag, value in scalars.items():
                 self.writer.add_scalar(tag, value, record["step"])
@@ -89,9 +88,7 @@ class RunLog:
 
     def close(self) -> None:
         self.close_progress()
-        if self.metrics_file is not None:
-            self.metrics_file.close()
-            self.metrics_file = None
+        self.metrics_file = None
         if self.writer:
             self.writer.close()
             self.writer = None

@@ -15,6 +15,41 @@ SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 MIN_MULTI_CHAR_PIECES = 256  # beyond one piece per character, when the data forces a larger vocabulary
 
 
+MAX_LINE_BYTES = 4000  # below SentencePiece's max_sentence_length (4,192 bytes)
+
+
+def pieces_of(line: str, limit: int = MAX_LINE_BYTES) -> list[str]:
+    """`line` cut at spaces (inside a word only when a word alone is longer) into pieces of at most
+    `limit` UTF-8 bytes."""
+    if len(line.encode("utf-8")) <= limit:
+        return [line]
+    pieces, current, size = [], [], 0
+    for word in line.split(" "):
+        length = len(word.encode("utf-8"))
+        if length > limit:  # text without spaces: cut between characters
+            if current:
+                pieces.append(" ".join(current))
+                current, size = [], 0
+            chunk, chunk_size = [], 0
+            for char in word:
+                width = len(char.encode("utf-8"))
+                if chunk_size + width > limit:
+                    pieces.append("".join(chunk))
+                    chunk, chunk_size = [], 0
+                chunk.append(char)
+                chunk_size += width
+            current, size = (["".join(chunk)], chunk_size) if chunk else ([], 0)
+            continue
+        if current and size + 1 + length > limit:
+            pieces.append(" ".join(current))
+            current, size = [], 0
+        size += length + (1 if current else 0)
+        current.append(word)
+    if current:
+        pieces.append(" ".join(current))
+    return [piece for piece in pieces if piece]
+
+
 def train_tiny_tokenizer(sentences: Iterable[list[str]], vocab_size: int) -> PreTrainedTokenizerBase:
     import sentencepiece as spm
 
@@ -22,7 +57,9 @@ def train_tiny_tokenizer(sentences: Iterable[list[str]], vocab_size: int) -> Pre
     # `!sentences_.empty()`, which says nothing about the data.
     # Words glued in the running text (scripts without spaces) are glued here too: the collators encode
     # them without "▁" (training/data/word_pieces.py), so those are the pieces the model must have.
-    lines = [running_text(words or []) for words in sentences]
+    # SentencePiece skips every line longer than its max_sentence_length (4,192 bytes) and then has
+    # nothing: long rows (whole paragraphs) are cut into pieces below that size instead.
+    lines = [piece for words in sentences for piece in pieces_of(running_text(words or []))]
     if not any(lines):
         from training.data import DataError
 

@@ -12,7 +12,7 @@ from corpora.schemas import CLISM_SCHEMA
 from training.config import TrainConfig
 from training.data.clism import QUE_TOKEN, CLISMCollator, add_que_token, with_que_embedding
 from training.models.clism import TAU_READINGS, CLISMForPreTraining
-from training.registry import ModelSpec
+from training.registry import Recipe
 
 
 @dataclass
@@ -108,15 +108,17 @@ def collator(cfg: CLISMTrainConfig, tokenizer) -> CLISMCollator:
                          cfg.mlm_probability, mlm=not cfg.no_mlm, cacr=not cfg.no_cacr, seed=cfg.seed)
 
 
-SPEC = ModelSpec(
-    build_random=build_random,
-    build_pretrained=build_pretrained,
-    from_config=from_config,
-    collator=collator,
-    schema=CLISM_SCHEMA,
-    columns=["id", "src_words", "tgt_words", "spans"],
-    word_columns=["src_words", "tgt_words"],
-    configs=CONFIGS,
-    extra_flags=EXTRA_FLAGS,
-    prepare_tokenizer=add_que_token,
-)
+class CLISMRecipe(Recipe):
+    schema = CLISM_SCHEMA
+    columns = ["id", "src_words", "tgt_words", "spans"]
+    word_columns = ["src_words", "tgt_words"]
+    configs = CONFIGS
+    extra_flags = EXTRA_FLAGS
+    build_random = staticmethod(build_random)
+    build_pretrained = staticmethod(build_pretrained)
+    from_config = staticmethod(from_config)
+    collator = staticmethod(collator)
+    prepare_tokenizer = staticmethod(add_que_token)
+
+
+SPEC = CLISMRecipe()

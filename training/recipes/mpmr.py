@@ -23,7 +23,7 @@ from corpora.schemas import MRC_SCHEMA
 from training.config import TrainConfig
 from training.data.mpmr import MPMRCollator
 from training.models.mpmr import MPMRForWAE, build_config, from_pretrained_encoder
-from training.registry import ModelSpec
+from training.registry import Recipe
 
 
 @dataclass
@@ -77,14 +77,22 @@ def collator(cfg: MPMRTrainConfig, tokenizer) -> MPMRCollator:
     return MPMRCollator(tokenizer, cfg.max_query_tokens, cfg.max_seq_len)
 
 
-SPEC = ModelSpec(
-    build_random=build_random,
-    build_pretrained=build_pretrained,
-    from_config=from_config,
-    collator=collator,
-    schema=MRC_SCHEMA,
-    columns=["query_words", "context_words", "answers", "answerable"],
-    word_columns=["query_words", "context_words"],
-    configs=CONFIGS,
-    extra_flags=EXTRA_FLAGS,
-)
+def min_seq_len(cfg: MPMRTrainConfig) -> tuple[int, str]:
+    # <s> query </s></s> context </s>, with at least one context subword (MPMRCollator's own rule).
+    return cfg.max_query_tokens + 5, f"--max_query_tokens {cfg.max_query_tokens} + 4 special tokens + 1 context subword; or lower --max_query_tokens"
+
+
+class MPMRRecipe(Recipe):
+    schema = MRC_SCHEMA
+    columns = ["query_words", "context_words", "answers", "answerable"]
+    word_columns = ["query_words", "context_words"]
+    configs = CONFIGS
+    extra_flags = EXTRA_FLAGS
+    build_random = staticmethod(build_random)
+    build_pretrained = staticmethod(build_pretrained)
+    from_config = staticmethod(from_config)
+    collator = staticmethod(collator)
+    min_seq_len = staticmethod(min_seq_len)
+
+
+SPEC = MPMRRecipe()

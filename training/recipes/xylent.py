@@ -12,7 +12,7 @@ from training.config import TrainConfig
 from training.data.xylent import (XYBatches, artefact, check_folder, collate, mono_rows_by_language, read_pair_probs,
                                   shards, smoothed_keep_rates)
 from training.models.xylent import XYLentConfig, XYLentForPreTraining
-from training.registry import ModelSpec
+from training.registry import Recipe
 
 
 def _on_off(value: str) -> bool:
@@ -86,7 +86,7 @@ EXTRA_FLAGS = {
 
 # ---- hooks (training/registry.py) ----
 
-def make_tokenizer(spec: ModelSpec, cfg: XYLentTrainConfig, data_dir: str):
+def make_tokenizer(cfg: XYLentTrainConfig, data_dir: str):
     """The vocap model as a fast tokenizer with the same ids (the code path of pipelines/vocap.py)."""
     from corpora.xy import vocab_exports
     from training.tokenizer import load_tokenizer
@@ -96,11 +96,11 @@ def make_tokenizer(spec: ModelSpec, cfg: XYLentTrainConfig, data_dir: str):
     return vocab_exports.hf_tokenizer(artefact(data_dir, "spm.model").read_bytes())
 
 
-def check_data(spec: ModelSpec, cfg: XYLentTrainConfig, data_dir: str) -> int:
+def check_data(cfg: XYLentTrainConfig, data_dir: str) -> int:
     return check_folder(data_dir)
 
 
-def check_eval_data(spec: ModelSpec, cfg: XYLentTrainConfig, data_dir: str, eval_dir: str) -> None:
+def check_eval_data(cfg: XYLentTrainConfig, data_dir: str, eval_dir: str) -> None:
     """Held-out rows are token ids: they mean the same only under the same vocap model. A folder made
     with another (the bundled sample's 2,000 pieces against a real 8,000) was read without a word."""
     from training.evaluation import EvalDataError
@@ -150,8 +150,7 @@ def collator(cfg: XYLentTrainConfig, tokenizer):
     return lambda rows: collate(rows, max_len=cfg.max_seq_len)
 
 
-def make_dataset(spec: ModelSpec, cfg: XYLentTrainConfig, data_dir: str, tokenizer, rank: int, world: int,
-                 start_batch: int) -> XYBatches:
+def make_dataset(cfg: XYLentTrainConfig, data_dir: str, tokenizer, rank: int, world: int, start_batch: int) -> XYBatches:
     names, probs = read_pair_probs(data_dir)
     keep = None if cfg.mono_alpha == 1 else smoothed_keep_rates(mono_rows_by_language(data_dir), cfg.mono_alpha)
     return XYBatches(shards(data_dir, "mrtd"), shards(data_dir, "trtd"), names, probs, cfg.batch_size,
@@ -186,20 +185,22 @@ def after_step(model, dataset: XYBatches, step: int, max_steps: int) -> None:
     dataset.set_pair_weights(model.dro_weights)
 
 
-SPEC = ModelSpec(
-    build_random=build_random,
-    build_pretrained=build_pretrained,
-    from_config=from_config,
-    collator=collator,
-    schema=XY_MRTD_SCHEMA,
-    columns=["input_ids"],
-    word_columns=[],
-    configs=CONFIGS,
-    extra_flags=EXTRA_FLAGS,
-    make_tokenizer=make_tokenizer,
-    check_data=check_data,
-    check_eval_data=check_eval_data,
-    make_dataset=make_dataset,
-    save_final=save_final,
-    after_step=after_step,
-)
+class XYLentRecipe(Recipe):
+    schema = XY_MRTD_SCHEMA
+    columns = ["input_ids"]
+    word_columns: list[str] = []
+    configs = CONFIGS
+    extra_flags = EXTRA_FLAGS
+    build_random = staticmethod(build_random)
+    build_pretrained = staticmethod(build_pretrained)
+    from_config = staticmethod(from_config)
+    collator = staticmethod(collator)
+    make_tokenizer = staticmethod(make_tokenizer)
+    check_data = staticmethod(check_data)
+    check_eval_data = staticmethod(check_eval_data)
+    make_dataset = staticmethod(make_dataset)
+    save_final = staticmethod(save_final)
+    after_step = staticmethod(after_step)
+
+
+SPEC = XYLentRecipe()
