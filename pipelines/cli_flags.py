@@ -23,12 +23,14 @@ class _JobFlagParser(OneLineErrors, _BeamArgumentParser):
 
 
 def beam_option_classes() -> list[type[PipelineOptions]]:
-    """Every PipelineOptions subclass imported so far, at any depth, but the project's jobs' own."""
+    """Every PipelineOptions subclass imported so far, at any depth, but the project's jobs' own (the
+    runners' options, pipelines.dask's included, are Beam options to every job)."""
     found, stack = [], [PipelineOptions]
     while stack:
         for cls in stack.pop().__subclasses__():
             stack.append(cls)
-            if not cls.__module__.startswith("pipelines.") and cls not in found:
+            is_jobs = cls.__module__.startswith("pipelines.") and not cls.__module__.startswith("pipelines.dask.")
+            if not is_jobs and cls not in found:
                 found.append(cls)
     return found
 

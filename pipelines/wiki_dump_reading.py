@@ -237,5 +237,8 @@ def dump_sizes(specs: list[DumpSpec], progress_mode) -> dict[str, int]:
     """Each dump's size in bytes: the progress bar's total (nothing to look up when it is off)."""
     if progress_mode is None or progress_mode.kind == progress.OFF:
         return {}
-    return {m.path: m.size_in_bytes for result in FileSystems.match([s.path for s in specs])
+    # Local dumps only: on a cloud runner progress is Beam's counters, and a lookup here is a request
+    # made while the job is built (a dry run with no credentials would wait on it).
+    local = [s.path for s in specs if "://" not in s.path]
+    return {m.path: m.size_in_bytes for result in (FileSystems.match(local) if local else [])
             for m in result.metadata_list}

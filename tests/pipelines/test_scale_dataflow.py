@@ -115,7 +115,7 @@ def test_wiki_mrc_dataflow_job_description(tmp_path):
     options = description["environment"]["sdkPipelineOptions"]["options"]
     # The job's own flags travel to the workers with Beam's: a worker rebuilding options sees them.
     assert options["project"] == "xlu-project" and options["region"] == "europe-west4"
-    assert options["output"] == f"{BUCKET}/mrc" and options["num_shards"] == 64 and options["test_entities"] == 1000
+    assert options["output"] == f"{BUCKET}/mrc" and options["num_shards"] == 64 and options["test_entities"] == "1000"  # N or a fraction
     assert options["sdk_container_image"] == IMAGE
     names_ = transform_names(job)
     # Every stage of the job is in the graph Dataflow receives (test split included), and the
