@@ -123,7 +123,7 @@ def test_wiki_mrc_dataflow_job_description(tmp_path):
     for stage in ("ReadDumps/PlanByteRanges", "ReadDumps/SpreadRanges", "ReadDumps/ReadPages",
                   "BuildMrcExamples/ParsePages", "BuildMrcExamples/ResolveRedirects",
                   "BuildMrcExamples/SelectMentions", "BuildMrcExamples/BuildQueriesAndContexts",
-                  "BuildMrcExamples/PairUnanswerable", "PickTestEntities", "WriteTrain/WriteShard",
+                  "BuildMrcExamples/PairUnanswerable", "SplitTrainTest", "WriteTrain/WriteShard",
                   "WriteTest/WriteShard", "WriteStats/WriteStatsFile",
                   "WriteDeadLetters/WriteParquetShards/WriteShard"):
         assert stage in names_, stage
