@@ -30,6 +30,7 @@ def test_a_file_in_another_language_is_named(declared, text):
     assert language_mismatch(lines("en"), lines(text), declared).startswith(f"the {declared} side does not read as")
 
 
+@pytest.mark.slow  # every NTREX X-Y pair both ways: ~55 CPU-s
 def test_every_real_x_y_pair_passes_and_swapped_sides_do_not():
     # xy_corpus's bitext: all 276 pairs of NTREX's 24 languages, in order and swapped.
     text = {lang: lines(lang) for lang in ["en", *LANGS]}

@@ -32,6 +32,9 @@ from job_files import dead_letters
 from pipelines import common, row_checks, wiki_mrc
 from pipelines.beam_outputs import DEAD_LETTER, STATS
 
+# End-to-end runs of whole jobs and commands: after the default suite (CI runs both).
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 WIKI = SHARED_DATA / "wikipedia"
 DE = WIKI / "dewiki-excerpt.xml.bz2"  # 79 pages: a whole job in seconds

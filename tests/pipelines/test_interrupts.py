@@ -15,6 +15,9 @@ import pytest
 from corpora.clism.ner_spans import ner_pipeline_available
 from pipelines.interrupts import INTERRUPTED_STATUS, MESSAGE
 
+# End-to-end runs of whole jobs and commands: after the default suite (CI runs both).
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 
 

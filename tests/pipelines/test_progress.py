@@ -18,6 +18,9 @@ import pytest
 from corpora.clism.ner_spans import ner_pipeline_available
 from pipelines import progress
 
+# End-to-end runs of whole jobs and commands: after the default suite (CI runs both).
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -16,6 +16,9 @@ from pipelines import clism_pairs, heldout, wiki_mrc, xy_corpus
 from pipelines.input_checks import UsageError
 from training.eval_overlap import overlap_warning
 
+# End-to-end runs of whole jobs and commands: after the default suite (CI runs both).
+pytestmark = pytest.mark.slow
+
 ENGLISH_EXCERPT = SHARED_DATA / "wikipedia" / "enwiki-excerpt.xml.bz2"
 needs_ner = pytest.mark.skipif(not ner_pipeline_available("en_core_web_sm"), reason="en_core_web_sm not installed")
 

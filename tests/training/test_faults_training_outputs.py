@@ -34,6 +34,9 @@ from training.tokenizer import pieces_of
 
 from test_training_run import few_rows  # noqa: F401  (a fixture: eight real rows of the bundled sample)
 
+# End-to-end runs of whole jobs and commands: after the default suite (CI runs both).
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 QUIET = ["--no_progress", "--no_tensorboard"]
 
