@@ -18,11 +18,11 @@ def module_files() -> dict[str, Path]:
     return found
 
 
-def module_level_imports(name: str, path: Path) -> set[str]:
-    """Absolute names of what a module imports at module level (imports inside functions are lazy)."""
+def imported_names(name: str, path: Path, nodes) -> set[str]:
+    """Absolute names of what the import statements among `nodes` (of module `name`) import."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     names = set()
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in nodes:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -33,6 +33,11 @@ def module_level_imports(name: str, path: Path) -> set[str]:
             names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names)
     return names
+
+
+def module_level_imports(name: str, path: Path) -> set[str]:
+    """Absolute names of what a module imports at module level (imports inside functions are lazy)."""
+    return imported_names(name, path, ast.parse(path.read_text(encoding="utf-8")).body)
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -152,19 +157,7 @@ def test_training_modules_import_in_isolation():
 
 def all_imports(name: str, path: Path) -> set[str]:
     """What a module imports anywhere, lazy imports inside functions included."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(anchor + ([base] if base else []))
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
+    return imported_names(name, path, ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
 
 
 def test_no_import_cycle_in_training_even_through_lazy_imports():
