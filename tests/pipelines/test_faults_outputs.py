@@ -21,6 +21,9 @@ import pytest
 from corpora.outputs import manifests
 from corpora.outputs.lock import OutputLock, OutputLocked, lock_path
 
+# End-to-end runs of whole jobs and commands: after the default suite (CI runs both).
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 
 
