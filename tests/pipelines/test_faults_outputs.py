@@ -20,6 +20,7 @@ import pytest
 
 from corpora.outputs import manifests
 from corpora.outputs.lock import OutputLock, OutputLocked, lock_path
+from test_faults_data import assert_usage_error  # noqa: E402  (exit 1, one error line, no traceback)
 
 # End-to-end runs of whole jobs and commands: after the default suite (CI runs both).
 pytestmark = pytest.mark.slow
@@ -33,16 +34,6 @@ def job_command(name: str, *args: str) -> list[str]:
 
 def job(name: str, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
     return subprocess.run(job_command(name, *args), cwd=REPO, capture_output=True, text=True, timeout=timeout)
-
-
-def one_error_line(result: subprocess.CompletedProcess, *fragments: str) -> str:
-    assert result.returncode == 1, result.stderr[-3000:]
-    assert "Traceback" not in result.stderr, result.stderr[-3000:]
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1, result.stderr[-3000:]
-    for fragment in fragments:
-        assert fragment in errors[0], errors[0]
-    return errors[0]
 
 
 def shard_hashes(out: Path) -> dict[str, str]:
@@ -192,7 +183,7 @@ def test_second_job_into_the_same_output_is_refused_naming_the_first(tmp_path):
         wait_for(lambda: lock_path(out).exists() and lock_path(out).stat().st_size > 0)
         os.kill(first.pid, signal.SIGSTOP)  # held mid-run, whatever the machine's speed
         second = job("wiki_mrc", "--output", str(out))
-        one_error_line(second, f"--output {out}: another process is writing it (pid {first.pid} on ", "started ")
+        assert_usage_error(second, f"--output {out}: another process is writing it (pid {first.pid} on ", "started ")
         assert f"not there yet: a data job is writing it (pid {first.pid} on " in refused(out)
     finally:
         os.kill(first.pid, signal.SIGCONT)
@@ -252,7 +243,7 @@ def test_data_job_refuses_a_training_run_folder(tmp_path):
     (run_dir / "run.json").write_text(json.dumps({"model": "mpmr", "config": "tiny"}))
     for target in (run_dir, run_dir / "data"):
         result = job("clism_pairs", "--output", str(target))
-        one_error_line(result, f"--output {target}", "a training run (mpmr)", "choose another --output")
+        assert_usage_error(result, f"--output {target}", "a training run (mpmr)", "choose another --output")
     assert sorted(p.name for p in run_dir.iterdir()) == ["run.json"]
     assert manifests.folder_kind(run_dir) == (manifests.TRAINING_RUN, "mpmr")
 
@@ -283,7 +274,7 @@ def test_disk_full_is_one_line_and_leaves_nothing(small_disk):
     disk = small_disk("size=64k")
     out = disk / "out"
     result = job("wiki_mrc", "--output", str(out))
-    one_error_line(result, f"--output {out}: no space left on the device", "nothing was published at --output")
+    assert_usage_error(result, f"--output {out}: no space left on the device", "nothing was published at --output")
     assert list(disk.iterdir()) == []
 
 
@@ -291,7 +282,7 @@ def test_disk_full_is_one_line_and_leaves_nothing(small_disk):
 def test_read_only_output_is_one_line(small_disk):
     disk = small_disk("ro,size=64k")
     out = disk / "out"
-    one_error_line(job("clism_pairs", "--output", str(out)),
+    assert_usage_error(job("clism_pairs", "--output", str(out)),
                    f"--output {out}: cannot write there (a read-only filesystem)", "choose a writable --output")
 
 
@@ -321,7 +312,7 @@ def test_xy_corpus_refuses_a_changed_vocap_model(xylent_vocab, tmp_path):
     shutil.copytree(xylent_vocab.parent, vocab)
     with open(vocab / "spm.model", "ab") as f:
         f.write(b"\0")
-    one_error_line(job("xy_corpus", "--vocab", str(vocab), "--output", str(tmp_path / "xy")),
+    assert_usage_error(job("xy_corpus", "--vocab", str(vocab), "--output", str(tmp_path / "xy")),
                    f"--vocab {vocab / 'spm.model'}: ", "spm.model has ", "rerun `python -m pipelines.vocap`")
 
 
