@@ -22,13 +22,13 @@ added before any division, so the numbers are those of one process on all the ba
 """
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
+from corpora.seeding import stable_hash
 from corpora.schemas import XY_MRTD_SCHEMA, XY_TRTD_SCHEMA, XY_TRTD_SCHEMA_V1
 from training.data import check_shards, data_root, list_shards, read_metadata, read_row_group
 from training.eval_tally import OVERALL, Tally, f1_from_counts, gather, ratio, roc_auc, word_span_f1
@@ -87,8 +87,7 @@ def find_eval_files(data: str, eval_data: str | None, subfolders: tuple[str, ...
 
 
 def batch_rng(seed: int, index: int, device: torch.device) -> torch.Generator:
-    digest = hashlib.sha256(repr((seed, "eval", index)).encode()).digest()
-    return torch.Generator(device=device).manual_seed(int.from_bytes(digest[:8], "little"))
+    return torch.Generator(device=device).manual_seed(stable_hash(seed, "eval", index))
 
 
 # ---- per model ----

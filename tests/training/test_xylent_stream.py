@@ -147,7 +147,8 @@ def reference_length_buckets(rows, budget, rng):
 def reference_raw_batches(data):
     from collections import deque
 
-    from training.data import ParquetBatches, _rng
+    from corpora.seeding import keyed_rng as _rng
+    from training.data import ParquetBatches
 
     keep = data.mono_keep
     mrtd_pb = ParquetBatches(data.mrtd.files, data.batch_size, None, data.seed, 0, 1, data.mrtd.shuffle_buffer,
@@ -276,7 +277,15 @@ def test_resuming_reads_ids_only_for_the_batches_handed_out(xylent_shards, monke
     batches = list(itertools.islice(data, 4))
     assert len(batches) == 4 and batches[1]["pair_index"][0] >= 0
     assert reads["other"] > 100 * groups  # the skipped batches were planned, on the narrow columns
-    assert reads["ids"] <= groups  # ids only for the 4 batches handed out: each row group at most once
+    # ids only for the 4 batches handed out: a row group's ids are read at most once per epoch that their
+    # planning crosses (4 MRTD batches; at most two of TRTD's 256-row planning batches), n rows of a table
+    # of R rows crossing at most ceil(n / R) + 1 epochs
+    def epochs(rows, table):
+        return -(-rows // sum(table.unit_rows.values())) + 1
+
+    bound = (len(data.mrtd.units) * epochs(4 * tiny_cfg().batch_size, data.mrtd)
+             + len(data.trtd.units) * epochs(2 * data.trtd.batch_size, data.trtd))
+    assert reads["ids"] <= bound < 100 * groups
     reads.update(ids=0, other=0)
     list(itertools.islice(stream(xylent_shards), 3004))
     assert reads["ids"] > 100 * groups  # what the uninterrupted stream reads to get there

@@ -11,7 +11,6 @@ skipped without reading a single row; rows are read, a row group at a time, only
 """
 from __future__ import annotations
 
-import hashlib
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -24,6 +23,7 @@ import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from corpora.outputs import manifests
+from corpora.seeding import keyed_rng
 from corpora.schemas import MRC_SCHEMA, SchemaMismatch, check_schema
 
 
@@ -135,12 +135,6 @@ def _matches(found: pa.Schema, expected: pa.Schema) -> bool:
     return True
 
 
-def _rng(*key) -> random.Random:
-    # Seeded from a stable key, never from Python's hash seed (docs/design.md §6).
-    digest = hashlib.sha256(repr(key).encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "little"))
-
-
 class ParquetBatches(IterableDataset):
     """An endless stream of batches (lists of row dicts), epochs one after another.
 
@@ -192,7 +186,7 @@ class ParquetBatches(IterableDataset):
         """(unit, row) positions of this slot's rows in one epoch; `planned[unit]` is raised by the number
         of positions of a unit when it is opened (so its rows are kept until all are used)."""
         units = list(self.units)
-        _rng(self.seed, "units", epoch).shuffle(units)
+        keyed_rng(self.seed, "units", epoch).shuffle(units)
         # Whole row groups per slot when there are enough of them (each slot reads only its share);
         # with fewer row groups than slots, every slot reads all and keeps every slots-th row.
         by_unit = len(units) >= slots
@@ -204,7 +198,7 @@ class ParquetBatches(IterableDataset):
             if len(rows):
                 assigned.append((unit, rows))
             index += n
-        return self._interleaved(assigned, _rng(self.seed, "interleave", epoch, slot), planned)
+        return self._interleaved(assigned, keyed_rng(self.seed, "interleave", epoch, slot), planned)
 
     def _interleaved(self, assigned: list[tuple], rng: random.Random, planned: Counter | None) -> Iterator[tuple]:
         """Positions drawn from `interleave_units` open row groups at a time, each draw from a group chosen
@@ -252,7 +246,7 @@ class ParquetBatches(IterableDataset):
         slot, slots, _, _ = self._slot()
         epoch = 0
         while True:
-            positions = self._shuffled(self._positions(epoch, slot, slots, planned), _rng(self.seed, "rows", epoch, slot))
+            positions = self._shuffled(self._positions(epoch, slot, slots, planned), keyed_rng(self.seed, "rows", epoch, slot))
             batch: list[tuple] = []
             produced = False
             for position in positions:

@@ -29,22 +29,16 @@ about once, so dynamic masking would change nothing there.
 """
 from __future__ import annotations
 
-import hashlib
-import random
 from collections import Counter
 
 from transformers import PreTrainedTokenizerBase
 
+from corpora.seeding import keyed_rng
 from training.data import long_tensor, span_mask, subword_span
 from training.data.word_pieces import WordPieces
 
 QUE_TOKEN = "[QUE]"
 IGNORE = -100  # cross_entropy's ignore_index: padding questions and unmasked MLM positions
-
-
-def pair_rng(seed: int, pair_id: str, purpose: str) -> random.Random:
-    digest = hashlib.sha256(repr((seed, pair_id, purpose)).encode()).digest()
-    return random.Random(int.from_bytes(digest[:8], "little"))
 
 
 def add_que_token(tokenizer: PreTrainedTokenizerBase) -> PreTrainedTokenizerBase:
@@ -115,7 +109,7 @@ class CLISMCollator:
             counts["spans/label_filtered"] += len(spans) - len(kept)
             spans = kept
         if self.spans_per_pair and len(spans) > self.spans_per_pair:
-            chosen = sorted(pair_rng(self.seed, row["id"], "spans").sample(range(len(spans)), self.spans_per_pair))
+            chosen = sorted(keyed_rng(self.seed, row["id"], "spans").sample(range(len(spans)), self.spans_per_pair))
             counts["spans/not_selected"] += len(spans) - self.spans_per_pair
             spans = [spans[k] for k in chosen]
         return sorted(spans, key=lambda s: s["src_start"])
@@ -201,7 +195,7 @@ class CLISMCollator:
         labels = [IGNORE] * len(ids)
         if not eligible:
             return ids, labels
-        rng = pair_rng(self.seed, pair_id, "mlm")
+        rng = keyed_rng(self.seed, pair_id, "mlm")
         n = max(1, round(self.mlm_probability * len(eligible)))
         ids = list(ids)
         for k in sorted(rng.sample(eligible, n)):

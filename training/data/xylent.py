@@ -46,7 +46,8 @@ from torch.utils.data import IterableDataset, get_worker_info
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA, XY_TRTD_SCHEMA_V1, check_schema
 from corpora.xy.vocap import PAD_ID
 from corpora.outputs import manifests
-from training.data import (DataFolderError, ParquetBatches, _rng, check_shards, data_root, list_shards, read_metadata,
+from corpora.seeding import keyed_rng
+from training.data import (DataFolderError, ParquetBatches, check_shards, data_root, list_shards, read_metadata,
                            read_row_group, read_table)
 
 
@@ -330,7 +331,7 @@ class XYBatches(IterableDataset):
             yield from mrtd.records()
             return
         # One generator drawn in stream order: the stream is replayed from its start on resume.
-        rng, batch = _rng(self.seed, "mono-keep", slot), []
+        rng, batch = keyed_rng(self.seed, "mono-keep", slot), []
         for records in mrtd.records():
             for record in records:
                 if rng.random() < self.mono_keep.get(record.cols["lang"], 1.0):
@@ -373,7 +374,7 @@ class XYBatches(IterableDataset):
             if not buffers[pair]:
                 absent.add(pair)
                 return
-            rng = _rng(self.seed, "buckets", slot, pair, len(ready[pair]), read)
+            rng = keyed_rng(self.seed, "buckets", slot, pair, len(ready[pair]), read)
             ready[pair].extend(length_buckets(buffers[pair], self.budget, rng))
             buffers[pair] = []
 
@@ -388,7 +389,7 @@ class XYBatches(IterableDataset):
                     if not live:
                         raise ValueError(f"TRTD slot {slot}: none of the pairs {self.pair_names} has rows here; "
                                          "use fewer workers or ranks, or check the shards")
-                    u = _rng(self.seed, "pair", slot, n).random() * sum(w for _, w in live)
+                    u = keyed_rng(self.seed, "pair", slot, n).random() * sum(w for _, w in live)
                     pair = live[-1][0]
                     for name, w in live:
                         u -= w
@@ -417,7 +418,7 @@ class XYBatches(IterableDataset):
             if rows is None:
                 continue
             # The order is drawn at the batch (a generator of its own), so a skipped batch draws nothing.
-            yield pair, rows if pair is None else flipped_at_random(rows, _rng(self.seed, "trtd-order", slot, n))
+            yield pair, rows if pair is None else flipped_at_random(rows, keyed_rng(self.seed, "trtd-order", slot, n))
 
     def raw_batches(self) -> Iterator[tuple[str | None, list[dict]]]:
         """(pair or None for MRTD, rows), uncollated."""
