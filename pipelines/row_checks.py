@@ -8,6 +8,7 @@ pages sharing an id) were both written, and a reader keyed by id took one for th
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import apache_beam as beam
 
@@ -29,6 +30,9 @@ def _excerpt(row: dict, column: str) -> str:
     return f"{column}: {value!r}"[:200]
 
 
+# Declared, so that building the pipeline does not infer it: Beam would walk the bytecode of the
+# whole schema checker (row_problem and everything it calls) each time a job is constructed.
+@beam.typehints.with_output_types(Any)
 class CheckRowFn(TallyingDoFn):
     def __init__(self, schema, lang_of: Callable[[dict], str]):
         self.schema, self.lang_of = schema, lang_of

@@ -16,7 +16,7 @@ travel grouped by target per bundle (LinksByTargetFn), one element per target an
 from __future__ import annotations
 
 import logging
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import apache_beam as beam
 import pyarrow as pa
@@ -119,6 +119,7 @@ class Query(NamedTuple):
 # ───────────────────────────── parsing ─────────────────────────────
 
 
+@beam.typehints.with_output_types(Any)  # not inferred from the parser's bytecode (row_checks.CheckRowFn)
 class ParsePagesFn(TallyingDoFn):
     """Pages -> articles (main) and redirects; every page lands in exactly one `pages/*` metric."""
 
