@@ -6,6 +6,7 @@ answer rules, on the same alignments.
         --lines 300 --out S.pkl
     python benchmarks/clism_answers_reading.py answers A.pkl --out answers.jsonl   # under the rules checked out
     python benchmarks/clism_answers_reading.py compare before.jsonl after.jsonl --sample 40 --seed 1
+    python benchmarks/clism_answers_reading.py compare before.jsonl after.jsonl --changed 20   # changed ones
 
 `align` runs the job's own stages in this process (the English words and informative spans of
 spaCy NER, the target tokeniser and tags, the aligner: fast_align and eflomal over every pair read,
@@ -159,12 +160,15 @@ def compare(args) -> None:
                 o, r = items[k]
                 mark = "=" if (o["at"], o["answer"]) == (r["at"], r["answer"]) else "≠"
                 print(f"{k}\t{r['line']}\t{r['label']}\t{r['src']}\t{o['answer']}\t{mark}\t{r['answer']}")
-    if args.changed:
+    if args.changed is not None:
         for group in sorted(by_group):
             print(f"\n## changed {group[0]} en-{group[1]}")
-            for o, r in by_group[group]:
-                if (o["at"], o["answer"]) != (r["at"], r["answer"]):
-                    print(f"{r['line']}\t{r['label']}\t{r['src']}\t{o['answer']}\t→\t{r['answer']}")
+            items = [(o, r) for o, r in by_group[group] if (o["at"], o["answer"]) != (r["at"], r["answer"])]
+            if args.changed:
+                rng = random.Random(f"{args.seed}/changed/{group[0]}/{group[1]}")
+                items = [items[k] for k in sorted(rng.sample(range(len(items)), min(args.changed, len(items))))]
+            for o, r in items:
+                print(f"{r['line']}\t{r['label']}\t{r['src']}\t{o['answer']}\t→\t{r['answer']}")
 
 
 def main(argv=None) -> None:
@@ -187,7 +191,8 @@ def main(argv=None) -> None:
     c.add_argument("after")
     c.add_argument("--sample", type=int, default=0)
     c.add_argument("--seed", default="1")
-    c.add_argument("--changed", action="store_true")
+    c.add_argument("--changed", type=int, nargs="?", const=0, default=None,
+                   help="list the answers that changed (all, or a seeded sample of N a group)")
     args = parser.parse_args(argv)
     {"align": align, "answers": answers, "compare": compare}[args.command](args)
 

@@ -23,6 +23,7 @@ _DATE_UNITS = frozenset("日 号 號 月 年 时 時 点 分 秒 일 월 년 시
 # The values whose unit is a word (a date's day, a count's noun); an amount's or a percentage's unit
 # is a sign or its own word of the span ("72 per cent" -> 72%).
 COUNTED_LABELS = frozenset({"DATE", "TIME", "QUANTITY", "CARDINAL"})
+DATE_LABELS = frozenset({"DATE", "TIME"})  # a bare CARDINAL "5.6" is not "5.6 分" (points)
 _UNIT_LANGS = frozenset({"zh", "ja", "ko", "yue"})
 
 
@@ -34,12 +35,12 @@ _MONTHS = frozenset("january february march april may june july august september
                     "jan feb mar apr jun jul aug sep sept oct nov dec".split())
 
 
-def with_date_units(lang: str, source: Sequence[str], target_words: Sequence[str], start: int, end: int
+def with_date_units(label: str, lang: str, source: Sequence[str], target_words: Sequence[str], start: int, end: int
                     ) -> tuple[int, int]:
     """A zh, ja or ko value's answer with the unit after its last number and the number before a
     leading unit ("10 月 1" -> 10 月 1 日, "月 1 日" -> 10 月 1 日), when the English value holds a
-    number or a month ("October" -> 10 月; not "all-day" -> 日)."""
-    if lang not in _UNIT_LANGS or not any(_digits(w) or w.lower().rstrip(".") in _MONTHS for w in source):
+    number or a month ("October" -> 10 月; not "all-day" -> 日). Dates and times only (DATE_LABELS)."""
+    if label not in DATE_LABELS or lang not in _UNIT_LANGS or not any(_digits(w) or w.lower().rstrip(".") in _MONTHS for w in source):
         return start, end
     last = len(target_words) - 1
     while end < last and _digits(target_words[end]) and target_words[end + 1] in _DATE_UNITS:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from corpora.words import is_word_like
@@ -102,9 +102,12 @@ def _unspaced_occurrences(words: Sequence[str], name: str) -> list[tuple[int, in
 
 
 def place_answer(source_words: Sequence[str], span_start: int, span_end: int, label: str,
-                 target_words: Sequence[str], lang: str, answer: tuple[int, int] | None) -> tuple[int, int] | None:
+                 target_words: Sequence[str], lang: str, answer: tuple[int, int] | None,
+                 alignment: Collection[tuple[int, int]] = ()) -> tuple[int, int] | None:
     """The answer to an English country or country adjective: the target's spelling of it that the
-    aligned `answer` overlaps, cut to it; else, when the answer is elsewhere or there is none, the
+    aligned `answer` overlaps, cut to it but for the words beside it that `alignment` links to the
+    span's words only (संयुक्त राज्य अमेरिका for "the United States", where CLDR writes संयुक्त
+    राज्य; not Staatsrat of "Chinas Staatsrat", linked to "State Council" too); else, when the answer is elsewhere or there is none, the
     one such spelling in the target if the English names the country once. `answer` itself when
     the table knows nothing better; None for no answer."""
     code = place_code(source_words[span_start : span_end + 1], label)
@@ -114,7 +117,7 @@ def place_answer(source_words: Sequence[str], span_start: int, span_end: int, la
     if answer is not None:
         inside = [o for o in found if o[0] <= answer[1] and answer[0] <= o[1]]
         if len(inside) == 1:
-            return inside[0]
+            return _with_own_words(inside[0], answer, span_start, span_end, alignment, source_words, target_words)
         if inside:
             return answer
     if label == "NORP":
@@ -132,9 +135,30 @@ def place_answer(source_words: Sequence[str], span_start: int, span_end: int, la
     return found[0] if mentions == 1 else answer
 
 
+def _with_own_words(match: tuple[int, int], answer: tuple[int, int], span_start: int, span_end: int,
+                    alignment: Collection[tuple[int, int]], source_words: Sequence[str],
+                    target_words: Sequence[str]) -> tuple[int, int]:
+    def own(j: int) -> bool:
+        sources = {i for i, t in alignment if t == j}
+        if not sources or not all(span_start <= i <= span_end for i in sources):
+            return False
+        # In a script with letter case only the translation of the span's article ("The United
+        # States" -> Die Vereinigten Staaten): "Zahl nordkoreanischer" ("number of North Korean"),
+        # Zahl linked to "North" alone, would come back.
+        return not any(ch.isupper() or ch.islower() for ch in target_words[j]) \
+            or all(source_words[i].lower() in _ARTICLES for i in sources)
+
+    start, end = match
+    while start > answer[0] and own(start - 1):
+        start -= 1
+    while end < answer[1] and own(end + 1):
+        end += 1
+    return start, end
+
+
 def _inflected_name(words: Sequence[str], code: str, lang: str) -> bool:
     if lang in _UNSPACED:
-        return True
+        return "".join(words) in _table()["names"].get(lang.split("-")[0], {}).get(code, ())  # 美国, not 美国队
     text = " ".join(words).lower()
     forms = _without_clitics(text) if lang in _CLITIC_SCRIPTS else [text]
     names = _table()["names"].get(lang.split("-")[0], {}).get(code, ())

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from corpora.clism.answers.spans import Answer, AnswerWords, project_answer
+
 
 def consistent_repeats(source_words: Sequence[str], target_words: Sequence[str],
                        spans: Sequence[tuple[int, int, str]], answers: list[tuple[int, int] | None]) -> list:
@@ -31,9 +33,9 @@ def consistent_repeats(source_words: Sequence[str], target_words: Sequence[str],
                 text = tuple(target_words[answers[k][0] : answers[k][1] + 1])
                 texts[text] = texts.get(text, 0) + 1
         others = [answers[k] for k in range(len(spans)) if k not in members and answers[k] is not None]
-        for text in sorted(texts, key=lambda t: (-texts[t], -len(t))):
-            if any(len(other) > len(text) and _occurrences(other, text) for other in texts):
-                continue  # part of another mention's answer (المتحدة of الولايات المتحدة)
+        if any(len(a) > len(b) and _occurrences(a, b) for a in texts for b in texts):
+            continue  # one answer inside another ("المتحدة" of "الولايات المتحدة", "72 Prozent der Schüler"): which is right is not known
+        for text in sorted(texts, key=lambda t: -texts[t]):
             # A place inside another name's answer is that name's ("Trump" in "Donald Trump").
             places = [p for p in _occurrences(target_words, text)
                       if not any(o[0] <= p[1] and p[0] <= o[1] for o in others)]
@@ -58,12 +60,10 @@ def _occurrences(words: Sequence[str], text: Sequence[str]) -> list[tuple[int, i
 
 
 def pair_answers(alignment, source_words: Sequence[str], target_words: Sequence[str], spans: Sequence, max_gap: int,
-                 source_stop_words: frozenset[str], words, target_tags: Sequence[str] = ()) -> list:
+                 source_stop_words: frozenset[str], words: AnswerWords, target_tags: Sequence[str] = ()) -> list:
     """project_answer for every span of one pair ((start, end, label) each), then the answers of
     repeated names made consistent: one Answer or rejection reason per span, in order. An answer
     this step gives or moves counts as repaired."""
-    from corpora.clism.answers.spans import Answer, project_answer
-
     results = [project_answer(alignment, source_words, target_words, s[0], s[1], s[2], max_gap, source_stop_words,
                               words, target_tags) for s in spans]
     if len(spans) < 2:

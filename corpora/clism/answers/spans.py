@@ -102,7 +102,7 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
     none. clism_pairs' project step and benchmarks/alignment.py."""
     projected = project_span(alignment, span_start, span_end, max_gap)
     placed = place_answer(source_words, span_start, span_end, label, target_words, words.lang,
-                          None if isinstance(projected, str) else projected)
+                          None if isinstance(projected, str) else projected, alignment)
     if placed is None:
         return projected
     aligned, projected = projected, placed
@@ -115,7 +115,7 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
         start, end = whole_number(source, target_words, start, end)
     start, end = trim_answer_edges(source, target_words, start, end, links, label, source_stop_words, words)
     if label in COUNTED_LABELS:
-        start, end = with_date_units(words.lang, source, target_words, start, end)
+        start, end = with_date_units(label, words.lang, source, target_words, start, end)
         end = with_counted_noun(source_words, span_start, span_end, target_words, end, alignment, words.stop_words,
                                 words.number_word)
     if label not in VALUE_LABELS:
