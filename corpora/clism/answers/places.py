@@ -102,19 +102,20 @@ def _unspaced_occurrences(words: Sequence[str], name: str) -> list[tuple[int, in
 
 
 def place_answer(source_words: Sequence[str], span_start: int, span_end: int, label: str,
-                 target_words: Sequence[str], lang: str, answer: tuple[int, int] | None,
-                 alignment: Collection[tuple[int, int]] = ()) -> tuple[int, int] | None:
+                 target_words: Sequence[str], lang: str, answer: tuple[int, int] | str,
+                 alignment: Collection[tuple[int, int]] = ()) -> tuple[int, int] | str:
     """The answer to an English country or country adjective: the target's spelling of it that the
     aligned `answer` overlaps, cut to it but for the words beside it that `alignment` links to the
     span's words only (संयुक्त राज्य अमेरिका for "the United States", where CLDR writes संयुक्त
-    राज्य; not Staatsrat of "Chinas Staatsrat", linked to "State Council" too); else, when the answer is elsewhere or there is none, the
-    one such spelling in the target if the English names the country once. `answer` itself when
-    the table knows nothing better; None for no answer."""
+    राज्य; not Staatsrat of "Chinas Staatsrat", linked to "State Council" too); else, when the answer
+    is elsewhere or there is none, the one such spelling in the target if the English names the
+    country once. `answer` (the aligned (start, end), or why there is none) when the table knows
+    nothing better."""
     code = place_code(source_words[span_start : span_end + 1], label)
     if code is None:
         return answer
     found = name_occurrences(target_words, code, lang)
-    if answer is not None:
+    if not isinstance(answer, str):
         inside = [o for o in found if o[0] <= answer[1] and answer[0] <= o[1]]
         if len(inside) == 1:
             return _with_own_words(inside[0], answer, span_start, span_end, alignment, source_words, target_words)

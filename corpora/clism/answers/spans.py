@@ -101,10 +101,9 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
     REJECTION_REASONS. `target_tags`, one part of speech per target word (corpora/word_tags.py), or
     none. clism_pairs' project step and benchmarks/alignment.py."""
     projected = project_span(alignment, span_start, span_end, max_gap)
-    placed = place_answer(source_words, span_start, span_end, label, target_words, words.lang,
-                          None if isinstance(projected, str) else projected, alignment)
-    if placed is None:
-        return projected
+    placed = place_answer(source_words, span_start, span_end, label, target_words, words.lang, projected, alignment)
+    if isinstance(placed, str):
+        return placed
     aligned, projected = projected, placed
     source = source_words[span_start : span_end + 1]
     links = [(i - span_start, j) for i, j in alignment if span_start <= i <= span_end]
