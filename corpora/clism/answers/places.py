@@ -115,18 +115,17 @@ def place_answer(source_words: Sequence[str], span_start: int, span_end: int, la
     if code is None:
         return answer
     found = name_occurrences(target_words, code, lang)
+    if label == "NORP":
+        # A people's adjective is not its country's bare name: "Mexicans" is not मैक्सिको of
+        # "मैक्सिको के नागरिकों" ("citizens of Mexico"); a derived form is (मैक्सिकन, chilenisches).
+        found = [o for o in found if not _bare_name(target_words[o[0] : o[1] + 1], code, lang)]
     if not isinstance(answer, str):
         inside = [o for o in found if o[0] <= answer[1] and answer[0] <= o[1]]
         if len(inside) == 1:
             return _with_own_words(inside[0], answer, span_start, span_end, alignment, source_words, target_words)
         if inside:
             return answer
-    if label == "NORP":
-        # A people's adjective is not its country's bare name: "Mexicans" is not मैक्सिको, though
-        # the translation may say "the people of Mexico"; a derived form is (मैक्सिकन, chilenisches).
-        names = {n.lower() for n in _table()["names"].get(lang.split("-")[0], {}).get(code, ())}
-        found = [o for o in found if " ".join(target_words[o[0] : o[1] + 1]).lower() not in names]
-    else:
+    if label != "NORP":
         # A country's answer elsewhere is its name, inflected at most by a letter (Niederlanden,
         # Chinas, لبوليفيا less its clitic), not an adjective beginning with it (الصينية, chinesische).
         found = [o for o in found if _inflected_name(target_words[o[0] : o[1] + 1], code, lang)]
@@ -155,6 +154,15 @@ def _with_own_words(match: tuple[int, int], answer: tuple[int, int], span_start:
     while end < answer[1] and own(end + 1):
         end += 1
     return start, end
+
+
+def _bare_name(words: Sequence[str], code: str, lang: str) -> bool:
+    """The words are the country's name itself (its first spelling: the language's name, الألمانية,
+    is the adjective), less an Arabic clitic (وروسيا)."""
+    names = _table()["names"].get(lang.split("-")[0], {}).get(code, ())
+    text = (" " if lang not in _UNSPACED else "").join(words).lower()
+    forms = _without_clitics(text) if lang in _CLITIC_SCRIPTS else [text]
+    return bool(names) and names[0].lower() in forms
 
 
 def _inflected_name(words: Sequence[str], code: str, lang: str) -> bool:
