@@ -115,9 +115,11 @@ def place_answer(source_words: Sequence[str], span_start: int, span_end: int, la
     if code is None:
         return answer
     found = name_occurrences(target_words, code, lang)
-    if label == "NORP":
+    if label == "NORP" and (lang not in _UNSPACED or _people(source_words[span_start : span_end + 1])):
         # A people's adjective is not its country's bare name: "Mexicans" is not मैक्सिको of
         # "मैक्सिको के नागरिकों" ("citizens of Mexico"); a derived form is (मैक्सिकन, chilenisches).
+        # zh and ja write the adjective as the name before a noun (土耳其 军队, 日本 の): there an
+        # adjective may be the bare name, the people not ("Germans" is ドイツ 人, not ドイツ).
         found = [o for o in found if not _bare_name(target_words[o[0] : o[1] + 1], code, lang)]
     if not isinstance(answer, str):
         inside = [o for o in found if o[0] <= answer[1] and answer[0] <= o[1]]
@@ -154,6 +156,12 @@ def _with_own_words(match: tuple[int, int], answer: tuple[int, int], span_start:
     while end < answer[1] and own(end + 1):
         end += 1
     return start, end
+
+
+def _people(source_words: Sequence[str]) -> bool:
+    """A plural demonym ("Mexicans", "Chileans"): the people, not the adjective."""
+    words = [w.lower() for w in source_words if is_word_like(w) and w.lower() not in _ARTICLES]
+    return bool(words) and " ".join(words) not in _table()["demonyms"]
 
 
 def _bare_name(words: Sequence[str], code: str, lang: str) -> bool:

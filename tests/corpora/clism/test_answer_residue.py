@@ -41,6 +41,18 @@ def test_an_answer_running_past_a_country_is_cut_to_it():
     assert answer(english, "die Denuklearisierung Nordkoreas", (0, 1, "GPE"), "de", [(0, 1), (1, 2)]) == "Nordkoreas"
 
 
+def test_in_japanese_a_country_before_a_noun_is_its_adjective():
+    # NTREX line 1279 (en-ja): "The Japanese carmaker" -> 日本 の 自動車 メーカー; fast_align linked
+    # "Japanese" to 日本 and 自動車 ("car"). ja writes the adjective as the name: the answer is 日本.
+    english = ("The Japanese carmaker said the impact of border delays in the event of a no - deal Brexit could "
+               "cost jobs .")
+    japanese = ("日本 の 自動車 メーカー で ある 同社 は 、 合意 なし で ブレグジット が 成立 し た 場合 、 国境 で 生じる "
+                "遅れ は 事業 に 損失 を もたらす だろう 、 と し て いる 。")
+    assert answer(english, japanese, (1, 1, "NORP"), "ja", [(1, 0), (1, 2)]) == "日本"
+    # A people is not the bare name ("Germans" is ドイツ 人): an answer elsewhere is not moved to it.
+    assert answer("the Germans", "ドイツ が 使用 し た 船", (1, 1, "NORP"), "ja", [(1, 4)]) == "船"
+
+
 def test_arabic_clitics_stay_on_the_word_but_do_not_hide_the_country():
     # NTREX line 624 (en-ar): "لبوليفيا", li- (to) + Bolivia, one word of the tokeniser; answers are
     # whole words, so the clitic stays in (docs/clism_pairs.md).
