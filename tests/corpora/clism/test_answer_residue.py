@@ -50,7 +50,7 @@ def test_in_japanese_a_country_before_a_noun_is_its_adjective():
                 "遅れ は 事業 に 損失 を もたらす だろう 、 と し て いる 。")
     assert answer(english, japanese, (1, 1, "NORP"), "ja", [(1, 0), (1, 2)]) == "日本"
     # A people is not the bare name ("Germans" is ドイツ 人): an answer elsewhere is not moved to it.
-    assert answer("the Germans", "ドイツ が 使用 し た 船", (1, 1, "NORP"), "ja", [(1, 4)]) == "船"
+    assert answer("the Germans", "ドイツ が 使用 し た 船", (1, 1, "NORP"), "ja", [(1, 5)]) == "船"
 
 
 def test_arabic_clitics_stay_on_the_word_but_do_not_hide_the_country():
