@@ -11,8 +11,8 @@ answer rules, on the same alignments.
 `align` runs the job's own stages in this process (the English words and informative spans of
 spaCy NER, the target tokeniser and tags, the aligner: fast_align and eflomal over every pair read,
 simalign over the pairs with a span) and pickles the pairs with their alignments, so that answer
-rules of two checkouts (`answers`, run with each checkout on PYTHONPATH) are compared on the same
-links: eflomal's sampler is unseeded and would otherwise differ between two runs of the job.
+rules of two checkouts (`answers`, run with the copy of this script inside each checkout: it puts
+its own checkout first on the path) are compared on the same links: eflomal's sampler is unseeded and would otherwise differ between two runs of the job.
 `answers` projects every span as the job's project step does (corpora/clism/answers/spans.py, then
 overlapping answers dropped) and writes one JSON line per English span. `compare` counts the
 answers that changed per language pair and prints a seeded sample of spans with both answers, to be
