@@ -31,10 +31,9 @@ _POSSESSIVES = frozenset({"'s", "’s", "'", "’"})
 NAME_LABELS = frozenset({"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"})
 
 
-# Initialisms of common nouns, which en_core_web_sm labels as names by their capitals: "AI" is a GPE
-# 11 times and an ORG twice in NTREX's English, and answers such a span with a place or a company; on
-# its own none of them names an entity. Each with what it stands for; a longer name that holds one
-# ("AI Next", "CEO Sleepout") is a name and stays.
+# Initialisms of common nouns, which en_core_web_sm labels as names by their capitals ("AI" as a GPE
+# or an ORG); on its own none of them names an entity. Each with what it stands for; a longer name
+# that holds one ("AI Next", "CEO Sleepout") is a name and stays.
 COMMON_NOUN_INITIALISMS = frozenset(
     "AI "  # artificial intelligence
     "ATM "  # automated teller machine

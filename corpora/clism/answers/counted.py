@@ -3,8 +3,8 @@ counted noun after a numeral.
 
 Two ways a tokeniser and an aligner cut a value short (docs/clism_pairs.md, "Answers"):
   * zh, ja and ko write a date or a count as digits followed by a unit character that the tokeniser
-    makes a word of its own: "10月1日" -> 10 | 月 | 1 | 日. The aligner links "October" to 10 月 and
-    "1" to 1, and 日 ("day") stays out: "1 October" -> 10 月 1 under all three aligners.
+    makes a word of its own: "10月1日" -> 10 | 月 | 1 | 日. An aligner links "October" to 10 月 and
+    "1" to 1, and 日 ("day") stays out: "1 October" -> 10 月 1.
   * A count's noun follows the numeral ("48 hours" -> 48 घंटे, "15 years" -> 15 साल) and the aligner
     leaves it unlinked: the answer stops at the number. The English span holds the noun, so the
     answer holds its translation; a span of the number alone ("183") keeps its number alone.

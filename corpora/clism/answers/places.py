@@ -4,10 +4,10 @@ An English span that names a country ("the Netherlands", GPE) or its people's ad
 "Dutch", NORP) has a known translation: the country's name in the target language as Unicode CLDR
 writes it (Niederlande, 荷兰, هولندا, नीदरलैंड, オランダ), or the name of its language when that is the
 English adjective (Dutch -> Niederländisch, 荷兰语). place_names.json holds them (built by
-corpora/clism/answers/build_place_names.py from CLDR and countryinfo). A statistical aligner linked such
-names to a neighbour on real NTREX pairs ("Netherlands" -> UN-Organ, "Chilean" -> Territorium, in a
-sentence holding "Niederlanden" and "chilenisches"): where the target holds the name once, that is the
-answer; an answer that runs past the name is cut to it.
+corpora/clism/answers/build_place_names.py from CLDR and countryinfo). A statistical aligner links such
+names to a neighbour ("Netherlands" -> UN-Organ, "Chilean" -> Territorium, in a sentence holding
+"Niederlanden" and "chilenisches"): where the target holds the name once, that is the answer; an
+answer that runs past the name is cut to it.
 
 A target word matches a name by its beginning, so that inflected forms count (Niederlanden,
 chilenisches, Nordkoreas): the name less its last two letters, at least five letters of it (all of a
