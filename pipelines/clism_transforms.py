@@ -26,7 +26,8 @@ from apache_beam.metrics import Metrics
 
 from corpora import bitext
 from corpora.clism.aligners import EflomalAligner, FastAlignAligner, SimAlignAligner
-from corpora.clism.answers.spans import answer_words, drop_overlapping, project_answer
+from corpora.clism.answers.repeats import pair_answers
+from corpora.clism.answers.spans import answer_words, drop_overlapping
 from corpora.clism.ner_spans import NER_CACHE_ENTRIES, CachedNer, Span, informative_spans, load_ner_pipeline
 from corpora.seeding import stable_hash
 from corpora.word_tags import tag_words
@@ -216,9 +217,9 @@ class _ProjectingDoFn(TallyingDoFn):
             return
         projected = []
         words, english_stops = answer_words(pair.tgt_lang), stop_words("en")
-        for span in pair.spans:
-            answer = project_answer(alignment, pair.src_words, pair.tgt_words, span.start, span.end, span.label,
-                                    self.max_gap, english_stops, words, pair.tgt_tags)
+        answers = pair_answers(alignment, pair.src_words, pair.tgt_words, pair.spans, self.max_gap, english_stops, words,
+                               pair.tgt_tags)
+        for span, answer in zip(pair.spans, answers):
             if isinstance(answer, str):
                 counts["project", answer, lang] += 1
                 continue

@@ -31,6 +31,25 @@ _POSSESSIVES = frozenset({"'s", "’s", "'", "’"})
 NAME_LABELS = frozenset({"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"})
 
 
+# Initialisms of common nouns, which en_core_web_sm labels as names by their capitals ("AI" as a GPE
+# or an ORG); on its own none of them names an entity. Each with what it stands for; a longer name
+# that holds one ("AI Next", "CEO Sleepout") is a name and stays.
+COMMON_NOUN_INITIALISMS = frozenset(
+    "AI "  # artificial intelligence
+    "ATM "  # automated teller machine
+    "CEO CFO COO CTO "  # chief executive / financial / operating / technology officer
+    "GDP GNP "  # gross domestic / national product
+    "TV PC "  # television, personal computer
+    "DNA RNA HIV IVF ICU IQ "  # biology and medicine
+    "IPO VAT "  # initial public offering, value-added tax
+    "IP "  # intellectual property
+    "GPS LED SMS SUV UFO CCTV VR DM "  # devices and media; DM: direct message
+    "LGBT LGBTQ STEM MMA "  # adjectives and fields; MMA: mixed martial arts
+    "MP MPs MSP MSPs MEP MEPs AM AMs MWP MWPs "  # members of a parliament or assembly: titles
+    "OK Q&A".split()
+)
+
+
 # An amount's currency and percent signs are part of it: trimmed, "$ 2 million" left "$" outside the
 # [QUE] mask, and the answers disagreed on the currency (25-35% of NTREX's MONEY and PERCENT spans).
 _AMOUNT_LABELS = frozenset({"MONEY", "PERCENT"})
@@ -43,6 +62,12 @@ def _is_sign(word: str, signs: str) -> bool:
 
 def _has_capital(words: Sequence[str]) -> bool:
     return any(ch.isupper() for word in words for ch in word)
+
+
+def _only_initialisms(words: Sequence[str]) -> bool:
+    """The span, "the" aside, is one of COMMON_NOUN_INITIALISMS ("AI", "the A.I.", "MPs")."""
+    rest = [w for w in words if w.lower() != "the"]
+    return len(rest) == 1 and rest[0].replace(".", "") in COMMON_NOUN_INITIALISMS
 
 
 class Span(NamedTuple):
@@ -58,7 +83,8 @@ def informative_spans(words: Sequence[str], entities: Iterable[tuple[int, int, s
     entities: (start, end_exclusive, label) word spans, as spaCy's `ent.start, ent.end, ent.label_`.
     Returns (kept spans sorted by start, {reason: count} of rejected ones). Reasons: `label`
     (not in `labels`), `no_word` (punctuation only), `only_stop_words`, `lower_case_name` (a name's
-    label on words without a capital, see NAME_LABELS), `too_long`, `overlap` (overlaps a span
+    label on words without a capital, see NAME_LABELS), `common_noun_initialism` (a name's label on
+    "AI", "CEO": COMMON_NOUN_INITIALISMS), `too_long`, `overlap` (overlaps a span
     already kept; spaCy's entities never do, but other taggers may).
     """
     kept: list[Span] = []
@@ -81,6 +107,8 @@ def informative_spans(words: Sequence[str], entities: Iterable[tuple[int, int, s
                 reason = "only_stop_words"
             elif cased and label in NAME_LABELS and not _has_capital(words[start:end]):
                 reason = "lower_case_name"
+            elif label in NAME_LABELS and _only_initialisms(words[start:end]):
+                reason = "common_noun_initialism"
             elif end - start > max_words:
                 reason = "too_long"
             elif taken.intersection(range(start, end)):

@@ -22,6 +22,8 @@ from corpora.clism.answers.values import (counts_a_number, digits_left_outside, 
 from corpora.clism.answers.names import (ENGLISH_ARTICLES, PLACE_AND_ORGANISATION_LABELS, UNCAPITALISED_NAME_LANGS, bracketed_copy,
                                   extend_to_inflected_name, hold_place_to_capital, is_institution, sole_proper_name,
                                   the_copy_if_one, trim_lower_case_edges, without_trailing_copy)
+from corpora.clism.answers.counted import COUNTED_LABELS, with_counted_noun, with_date_units
+from corpora.clism.answers.places import place_answer
 from corpora.clism.answers.sounds import first_sound_differs, in_sound_script
 from corpora.words import is_word_like, stop_words
 
@@ -99,8 +101,10 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
     REJECTION_REASONS. `target_tags`, one part of speech per target word (corpora/word_tags.py), or
     none. clism_pairs' project step and benchmarks/alignment.py."""
     projected = project_span(alignment, span_start, span_end, max_gap)
-    if isinstance(projected, str):
-        return projected
+    placed = place_answer(source_words, span_start, span_end, label, target_words, words.lang, projected, alignment)
+    if isinstance(placed, str):
+        return placed
+    aligned, projected = projected, placed
     source = source_words[span_start : span_end + 1]
     links = [(i - span_start, j) for i, j in alignment if span_start <= i <= span_end]
     start, end = projected
@@ -109,6 +113,10 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
     if label in VALUE_LABELS:
         start, end = whole_number(source, target_words, start, end)
     start, end = trim_answer_edges(source, target_words, start, end, links, label, source_stop_words, words)
+    if label in COUNTED_LABELS:
+        start, end = with_date_units(label, words.lang, source, target_words, start, end)
+        end = with_counted_noun(source_words, span_start, span_end, target_words, end, alignment, words.stop_words,
+                                words.number_word)
     if label not in VALUE_LABELS:
         start, end = the_copy_if_one(source, target_words, start, end)
         if bracketed_copy(source, target_words, start, end):
@@ -151,7 +159,7 @@ def project_answer(alignment: Collection[tuple[int, int]], source_words: Sequenc
         if cut is None:
             return "comma_inside_value"
         start, end = cut
-    return Answer(start, end, (start, end) != projected)
+    return Answer(start, end, (start, end) != aligned)
 
 
 def drop_overlapping(answers: list[tuple]) -> tuple[list[tuple], int]:

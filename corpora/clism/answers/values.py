@@ -27,12 +27,13 @@ def counts_a_number(source: Sequence[str], label: str, number_word: Callable[[st
 
 
 @functools.lru_cache(maxsize=1)
-def _english_number_test() -> Callable[[str], bool]:
+def english_number_test() -> Callable[[str], bool]:
+    """spaCy's English like_num ("five", "Fourteen" lower-cased)."""
     return number_word_test("en")
 
 
 def _english_number_word(word: str) -> bool:
-    return is_word_like(word) and _english_number_test()(word)
+    return is_word_like(word) and english_number_test()(word)
 
 
 def split_at_clause_comma(answer: Sequence[str], start: int) -> tuple[int, int] | None:
