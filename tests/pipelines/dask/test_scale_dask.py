@@ -157,7 +157,7 @@ def test_wiki_mrc_on_memory_limited_dask_cluster_matches_direct_runner_on_4x_exc
     streams read one range at a time. No worker may be restarted for exceeding its limit (a nanny
     restarts it under a new address), and the bytes must be DirectRunner's."""
     benchmark = load_memory_benchmark()
-    dump, pages = benchmark.build_multistream_dump(EXCERPT, 4, tmp_path)
+    dump, pages, _ = benchmark.build_multistream_dump(EXCERPT, 4, tmp_path)
     assert pages == 4 * 206
     npartitions = benchmark.dask_npartitions(pages, WORKERS)
     with distributed.Client(scheduler_file=str(dask_cluster)) as client:
