@@ -4,9 +4,10 @@
                                          [--pages_per_partition 200] [--runners direct,dask]
                                          [--dask_shuffle disk|tasks] [--keep DIR]
 
-For each scale k the English excerpt is repeated k times (`benchmarks/wiki_mrc.py: repeat_dump`:
-copies get new titles and ids) and re-packed as a multistream dump of 100-page streams with its
-index, as Wikimedia publishes them, so that byte ranges can be read by different workers. Then:
+For each scale k the English excerpt is repeated k times (benchmarks/scaled_dumps.py: copies get
+new titles and ids, and links renamed with them, so each has its own link graph) and re-packed as a
+multistream dump of 100-page streams with its index, as Wikimedia publishes them, so that byte
+ranges can be read by different workers. Then:
 
   direct  `python -m pipelines.wiki_mrc --runner DirectRunner` (one process, in-memory shuffles);
   dask    a fresh `dask scheduler` and `dask worker --nworkers W --nthreads 1 --memory-limit M`
@@ -20,7 +21,8 @@ hosts the nannies, each worker, multiprocessing helpers) is sampled every 0.2 s 
 peak RSS is the kernel's own high-water mark (VmHWM in /proc/PID/status), so a peak between two
 samples is not missed; the client's is also taken from wait4() at its exit (the dumps are built in a
 child process, so that this process stays small: a child's ru_maxrss starts at its parent's peak).
-Both runs use the same input and options; "identical" compares the bytes of every Parquet file
+With DirectRunner at two scales or more, the last line is its peak's slope per MB of XML (what
+pipelines/memory_check.py predicts from). Both runs use the same input and options; "identical" compares the bytes of every Parquet file
 (data/, stats.parquet, dead_letter/) between the two outputs (README.md quotes the command, so it
 differs). With --keep DIR the dumps stay in DIR and a later run with the same DIR reuses them (a
 dump is rebuilt only when it or its .pages count file is missing); the outputs there are replaced.
