@@ -76,11 +76,12 @@ def main(argv=None) -> None:
             runs.append((label, results))
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"NTREX-128 en-{args.lang}, first {args.sizes} lines; one thread; load average {load} on {os.cpu_count()} cores")
-    print(f"{'aligner':<36} " + " ".join(f"{f'cpu s @{n}':>10} {f'RSS MB @{n}':>11}" for n in sizes) + f" {'pairs/s (slope)':>16}")
+    print(f"{'aligner':<36} " + " ".join(f"{f'cpu s @{n}':>10} {f'RSS MB @{n}':>11}" for n in sizes)
+          + f" {'pairs/s (slope)':>16} links @{sizes[-1]}")
     for label, results in runs:
         slope = (sizes[-1] - sizes[0]) / max(results[-1]["cpu"] - results[0]["cpu"], 1e-9)
         cells = " ".join(f"{r['cpu']:>10.1f} {r['rss_mb']:>11.0f}" for r in results)
-        print(f"{label:<36} {cells} {slope:>16.1f}")
+        print(f"{label:<36} {cells} {slope:>16.1f} {results[-1]['links']}")
 
 
 if __name__ == "__main__":
