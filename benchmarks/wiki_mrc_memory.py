@@ -4,9 +4,10 @@
                                          [--pages_per_partition 200] [--runners direct,dask]
                                          [--dask_shuffle disk|tasks] [--keep DIR]
 
-For each scale k the English excerpt is repeated k times (`benchmarks/wiki_mrc.py: repeat_dump`:
-copies get new titles and ids) and re-packed as a multistream dump of 100-page streams with its
-index, as Wikimedia publishes them, so that byte ranges can be read by different workers. Then:
+For each scale k the English excerpt is repeated k times (benchmarks/scaled_dumps.py: copies get
+new titles and ids, and links renamed with them, so each has its own link graph) and re-packed as a
+multistream dump of 100-page streams with its index, as Wikimedia publishes them, so that byte
+ranges can be read by different workers. Then:
 
   direct  `python -m pipelines.wiki_mrc --runner DirectRunner` (one process, in-memory shuffles);
   dask    a fresh `dask scheduler` and `dask worker --nworkers W --nthreads 1 --memory-limit M`
@@ -20,7 +21,8 @@ hosts the nannies, each worker, multiprocessing helpers) is sampled every 0.2 s 
 peak RSS is the kernel's own high-water mark (VmHWM in /proc/PID/status), so a peak between two
 samples is not missed; the client's is also taken from wait4() at its exit (the dumps are built in a
 child process, so that this process stays small: a child's ru_maxrss starts at its parent's peak).
-Both runs use the same input and options; "identical" compares the bytes of every Parquet file
+With DirectRunner at two scales or more, the last line is its peak's slope per MB of XML (what
+pipelines/memory_check.py predicts from). Both runs use the same input and options; "identical" compares the bytes of every Parquet file
 (data/, stats.parquet, dead_letter/) between the two outputs (README.md quotes the command, so it
 differs). With --keep DIR the dumps stay in DIR and a later run with the same DIR reuses them (a
 dump is rebuilt only when it or its .pages count file is missing); the outputs there are replaced.
@@ -28,7 +30,6 @@ dump is rebuilt only when it or its .pages count file is missing); the outputs t
 from __future__ import annotations
 
 import argparse
-import bz2
 import math
 import multiprocessing
 import os
@@ -46,39 +47,37 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from corpora.dumps.multistream import split_dump_pages, write_multistream  # noqa: E402
-from wiki_mrc import DEFAULT_DUMP, repeat_dump  # noqa: E402  (benchmarks/wiki_mrc.py)
+import scaled_dumps  # noqa: E402  (benchmarks/scaled_dumps.py)
+from wiki_mrc import DEFAULT_DUMP  # noqa: E402  (benchmarks/wiki_mrc.py)
 from dask_trace_summary import print_trace_summary  # noqa: E402
 
 from pipelines.dask.local_cluster import stop_local_cluster  # noqa: E402
 
 
-def build_in_a_child_process(src: Path, copies: int, directory: Path) -> tuple[Path, int]:
-    """build_multistream_dump in a fresh interpreter, or the dump a --keep directory already holds.
+def build_in_a_child_process(src: Path, copies: int, directory: Path) -> tuple[Path, int, int]:
+    """build_multistream_dump in a fresh interpreter, or the dump a --keep directory already holds:
+    (the dump, its pages, its bytes of XML).
 
-    Not in this process: building holds every page of the dump in memory (~0.9 GB at 64x), and a
-    process started later inherits its parent's peak RSS in the ru_maxrss that wait4() reports
-    (Linux records the pre-exec address space's high-water mark), so each client's peak would read
-    at least this process's."""
+    Not in this process: building holds every page of the excerpt in memory, and a process started
+    later inherits its parent's peak RSS in the ru_maxrss that wait4() reports (Linux records the
+    pre-exec address space's high-water mark), so each client's peak would read at least this
+    process's."""
     dump = repeated_dump_path(directory, copies)
     count_file = dump.with_suffix(".pages")
     if not (dump.exists() and count_file.exists()):
         with multiprocessing.get_context("spawn").Pool(1) as pool:
-            dump, pages = pool.apply(build_multistream_dump, (src, copies, directory))
-        count_file.write_text(str(pages))
-    return dump, int(count_file.read_text())
+            dump, pages, xml_bytes = pool.apply(build_multistream_dump, (src, copies, directory))
+        count_file.write_text(f"{pages} {xml_bytes}")
+    pages, xml_bytes = map(int, count_file.read_text().split())
+    return dump, pages, xml_bytes
 
 
-def build_multistream_dump(src: Path, copies: int, directory: Path) -> tuple[Path, int]:
-    """The excerpt `copies` times over as `<name>-multistream.xml.bz2` + index; its page count."""
-    plain = directory / f"x{copies}-plain.xml.bz2"
-    repeat_dump(src, copies, plain)
-    with bz2.open(plain, "rb") as f:
-        header, pages, footer = split_dump_pages(iter(lambda: f.read(1 << 20), b""))
-    plain.unlink()
+def build_multistream_dump(src: Path, copies: int, directory: Path) -> tuple[Path, int, int]:
+    """The excerpt `copies` times over (benchmarks/scaled_dumps.py: each copy with its own link
+    graph) as `<name>-multistream.xml.bz2` + index: (the dump, its pages, its bytes of XML)."""
     dump = repeated_dump_path(directory, copies)
-    write_multistream(pages, header, footer, dump, directory / f"enwiki-x{copies}-pages-articles-multistream-index.txt.bz2", 100)
-    return dump, len(pages)
+    written = scaled_dumps.write_multistream(src, copies, dump)
+    return dump, written.pages, written.xml_bytes
 
 
 def repeated_dump_path(directory: Path, copies: int) -> Path:
@@ -287,14 +286,15 @@ def main(argv=None) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
     runners = args.runners.split(",")
-    rows = []
+    rows, xml_mb = [], {}
     tmp_context = tempfile.TemporaryDirectory(prefix="wiki_mrc_memory-") if args.keep is None else None
     work = Path(tmp_context.name) if tmp_context else args.keep
     work.mkdir(parents=True, exist_ok=True)
     try:
         for k in (int(s) for s in args.scales.split(",")):
-            dump, pages = build_in_a_child_process(args.dump, k, work)
+            dump, pages, xml_bytes = build_in_a_child_process(args.dump, k, work)
             mb = dump.stat().st_size / 1e6
+            xml_mb[k] = xml_bytes / 1e6
             print(f"{k}x: {pages} pages, {mb:.1f} MB multistream bz2", file=sys.stderr, flush=True)
             job = [sys.executable, "-m", "pipelines.wiki_mrc", "--dump", f"en={dump}",
                    "--min_mentions_en", args.min_mentions_en, "--streams_per_range", args.streams_per_range]
@@ -353,6 +353,22 @@ def main(argv=None) -> None:
         if tmp_context:
             tmp_context.cleanup()
     print_table(args.dump.name, rows)
+    print_direct_slope(rows, xml_mb)
+
+
+def print_direct_slope(rows: list, xml_mb: dict[int, float]) -> None:
+    """DirectRunner's peak RSS per MB of the dump's XML and of its bz2 file, between the least and the
+    largest scale: what pipelines/memory_check.py predicts a run's peak from."""
+    direct = {row[0]: (row[2], sum(r["rss"] for _, r in row[5])) for row in rows if row[3] == "direct"}
+    if len(direct) < 2:
+        return
+    small, large = min(direct), max(direct)
+    (bz2_a, rss_a), (bz2_b, rss_b) = direct[small], direct[large]
+    per_xml = (rss_b - rss_a) / (xml_mb[large] - xml_mb[small])
+    per_bz2 = (rss_b - rss_a) / (bz2_b - bz2_a)
+    print(f"DirectRunner {small}x -> {large}x: peak RSS {rss_a:.0f} -> {rss_b:.0f} MB, +{per_xml:.3f} MB per MB of XML "
+          f"(+{per_bz2:.2f} per MB of bz2); at zero input {rss_a - per_xml * xml_mb[small]:.0f} MB; "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 if __name__ == "__main__":
     main()

@@ -15,7 +15,7 @@ import sys
 import apache_beam as beam
 import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from corpora.wikitext.passes import not_built_note
 from corpora.dumps.pages import SAMPLE_DIR, sample_dump_paths
@@ -23,12 +23,12 @@ from corpora.dumps.multistream import is_multistream_index
 from corpora.schemas import MRC_SCHEMA
 from corpora.seeding import stable_hash
 from corpora.wiki.languages import WIKIPEDIA_LANGUAGES
-from pipelines import beam_outputs, common, heldout, input_checks, progress
+from pipelines import beam_outputs, common, heldout, input_checks, memory_check, progress
 from pipelines.input_checks import UsageError
 from pipelines.row_checks import CheckRows
 from pipelines.dataset_card import SAMPLE_LICENSE, CardConfig, DatasetCard, bookkeeping_configs
 from pipelines.wiki_dump_reading import (
-    DumpSpec, ReadDumps, expected_index_name, language_profiles, multistream_index_for,
+    DumpSpec, ReadDumps, expected_index_name, file_size, language_profiles, multistream_index_for,
     repeated_dumps,
     siteinfo_namespaces,
 )
@@ -107,6 +107,17 @@ def plan(opts) -> tuple[list[DumpSpec], str]:
     return specs, f"{len(specs)} dump(s) in {', '.join(sorted(by_lang))}"
 
 
+def direct_runner_memory_warning(runner, specs: list[DumpSpec]) -> str | None:
+    """pipelines/memory_check.py's line when DirectRunner would need more memory than there is."""
+    if not memory_check.is_direct_runner(runner):
+        return None
+    try:
+        sizes = {spec.path: file_size(spec.path) for spec in specs}
+    except (OSError, IndexError, ValueError):  # a size we cannot read costs the warning, never the job
+        return None
+    return memory_check.direct_runner_warning(sizes, runner)
+
+
 class BuildMrcExamples(beam.PTransform):
     """Pages -> (example rows, entity bundles, stats, dead letters); bundles feed the test split."""
 
@@ -173,6 +184,9 @@ class BuildMrcExamples(beam.PTransform):
 
 def build(p: beam.Pipeline, opts, specs: list[DumpSpec]) -> None:
     """The whole job on pipeline `p`: read, build examples, write data, stats and dead letters."""
+    warning = direct_runner_memory_warning(p.options.view_as(StandardOptions).runner, specs)
+    if warning:  # the pipeline has not started: a user can stop it and take the bounded route
+        print(warning, file=sys.stderr, flush=True)
     out = opts.output
     read = p | "ReadDumps" >> ReadDumps(specs, opts.streams_per_range, opts.max_page_bytes,
                                         progress.progress_mode(opts.no_progress))

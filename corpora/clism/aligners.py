@@ -14,7 +14,9 @@ Three aligners, two of the kinds docs/design.md §2 asks for clism_pairs:
 * `SimAlignAligner` — neural (Jalili Sabet et al. 2020): cosine similarity of contextual subword
   embeddings from one layer of a multilingual encoder, then argmax / itermax / max-weight matching.
   The matching functions are simalign's own; the embeddings are computed here in padded batches
-  (simalign embeds one pair at a time), on GPU when there is one.
+  (simalign embeds one pair at a time), on GPU when there is one. A call may hold any number of
+  pairs: its sentences go through the encoder in length-sorted slices of at most
+  `max_batch_tokens` padded subwords, so memory is set by that bound, not by the input.
 
 Alignments are sets of 0-based (source word, target word) pairs.
 """
@@ -218,7 +220,7 @@ class SimAlignAligner(WordAligner):
     learns_from_corpus = False
 
     def __init__(self, model: str, method: str = "itermax", layer: int | None = None,
-                 device: str | None = None, max_length: int = 512):
+                 device: str | None = None, max_length: int = 512, max_batch_tokens: int = 8192):
         import torch
         from transformers import AutoModel, AutoTokenizer
 
@@ -236,18 +238,42 @@ class SimAlignAligner(WordAligner):
         if not 0 <= self.layer <= n_layers:
             raise ValueError(f"--aligner_layer {self.layer}: {model} has layers 0..{n_layers}")
         self.max_length = min(max_length, getattr(self.tokenizer, "model_max_length", max_length) or max_length)
+        self.max_batch_tokens = max_batch_tokens  # a longer sentence still goes through, alone
 
     def _subword_vectors(self, sentences: Sequence[Sequence[str]], layers: Sequence[int] | None = None):
-        """Per sentence: ({layer: vectors of its subwords}, the word index of each subword)."""
+        """Per sentence: ({layer: vectors of its subwords}, the word index of each subword).
+
+        The encoder sees slices of the sentences sorted by length, each at most `max_batch_tokens`
+        padded subwords: the hidden states of every layer (and attention's length² scores) of a slice
+        are the memory, so that bound, not the number of sentences, sets the peak; sorting keeps
+        padding, and so wasted compute, small.
+        """
+        layers = [self.layer] if layers is None else list(layers)
+        lengths = [len(ids) for ids in self.tokenizer([list(s) for s in sentences], is_split_into_words=True,
+                                                      truncation=True, max_length=self.max_length)["input_ids"]]
+        order = sorted(range(len(sentences)), key=lambda i: lengths[i])
+        out: list = [None] * len(sentences)
+        start = 0
+        while start < len(order):
+            end = start + 1  # sorted: the slice's last sentence is its longest, its padded length
+            while end < len(order) and (end + 1 - start) * lengths[order[end]] <= self.max_batch_tokens:
+                end += 1
+            chosen = order[start:end]
+            for i, vectors in zip(chosen, self._encode([sentences[i] for i in chosen], layers)):
+                out[i] = vectors
+            start = end
+        return out
+
+    def _encode(self, sentences: Sequence[Sequence[str]], layers: list[int]) -> list:
         import torch
 
-        layers = [self.layer] if layers is None else list(layers)
         enc = self.tokenizer([list(s) for s in sentences], is_split_into_words=True, padding=True,
                              truncation=True, max_length=self.max_length, return_tensors="pt")
         with torch.no_grad():
             inputs = {k: v.to(self.device) for k, v in enc.items()}
             states = self.model(**inputs, output_hidden_states=True).hidden_states
-        hidden = {layer: states[layer].float().cpu().numpy() for layer in layers}
+            hidden = {layer: states[layer].float().cpu().numpy() for layer in layers}
+            del states
         out = []
         for b in range(len(sentences)):
             word_ids = enc.word_ids(b)

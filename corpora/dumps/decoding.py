@@ -8,16 +8,19 @@
 - Text encoding comes from the byte-order mark or the XML declaration: UTF-8 and UTF-16 (LE/BE) are read
   (UTF-16 is transcoded to UTF-8 as it streams); any other declared encoding is an ArchiveError
   "unsupported_encoding" that says how to convert the file.
-- A whole dump on a local disk is decompressed by indexed_bzip2's decoder (faster than libbz2 on one
-  core; benchmarks/README.md) where that package is installed; libbz2 (Python's bz2 module) stays the
-  reference and takes over on anything unusual (see `bz2_chunks`).
+- A whole local dump, and any byte range of a seekable file (a multistream range, on a local disk
+  or through Beam's filesystems), is decompressed by indexed_bzip2's decoder (faster than libbz2 on
+  one core; benchmarks/README.md) where that package is installed; libbz2 (Python's bz2 module)
+  stays the reference and takes over on anything unusual (see `bz2_chunks`).
 A chunk stream may hold `Gap` markers where bytes were lost; corpora/dumps/pages.py turns them, and any
 ArchiveError, into BadRecords.
 """
 from __future__ import annotations
 
+import atexit
 import bz2
 import codecs
+import io
 import os
 import re
 import stat
@@ -58,14 +61,76 @@ class ArchiveError(Exception):
 def bz2_chunks(fileobj: BinaryIO, limit: int | None, require_data: bool) -> Iterator[bytes | Gap]:
     """Decompressed bytes of every concatenated bz2 stream in the next `limit` bytes (None: to EOF).
 
-    A whole local file (a real file descriptor, read from its start) goes through indexed_bzip2 when
-    it is installed and XLU_PURE_PYTHON is not 1; any other input, through libbz2 (`libbz2_chunks`).
-    Both give the same chunks' bytes, damage included (`_indexed_bzip2_chunks` says how).
+    Where indexed_bzip2 is installed and XLU_PURE_PYTHON is not 1, it decodes a whole local file (a
+    real file descriptor, read from its start) and the bytes from here of any seekable file object
+    (a multistream byte range, a file through Beam's filesystems); a stream without seek goes through
+    libbz2 (`libbz2_chunks`). Both give the same chunks' bytes, damage included
+    (`_indexed_bzip2_chunks` says how).
     """
-    reference = lambda: libbz2_chunks(fileobj, limit, require_data)  # noqa: E731
-    if limit is None and _indexed_bzip2 is not None and _whole_local_file(fileobj):
-        return _indexed_bzip2_chunks(fileobj, reference)
+    start = _position(fileobj)
+
+    def reference() -> Iterator[bytes | Gap]:
+        if start is not None:
+            fileobj.seek(start)
+        return libbz2_chunks(fileobj, limit, require_data)
+
+    if _indexed_bzip2 is not None and start is not None:
+        if limit is None and start == 0 and _whole_local_file(fileobj):
+            return _indexed_bzip2_chunks(fileobj, fileobj, 0, os.fstat(fileobj.fileno()).st_size, reference)
+        size = limit if limit is not None else _bytes_to_end(fileobj, start)
+        if size:
+            return _indexed_bzip2_chunks(fileobj, _RangeView(fileobj, start, size), start, size, reference)
     return reference()
+
+
+def _position(fileobj: BinaryIO) -> int | None:
+    """Where a seekable file object stands, or None (a pipe, a stream without seek)."""
+    try:
+        return fileobj.tell() if fileobj.seekable() else None
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _bytes_to_end(fileobj: BinaryIO, start: int) -> int | None:
+    try:
+        end = fileobj.seek(0, io.SEEK_END)
+        fileobj.seek(start)
+    except (AttributeError, OSError, ValueError):
+        return None
+    return end - start if end is not None and end > start else None
+
+
+class _RangeView(io.RawIOBase):
+    """Bytes [start, start + size) of a seekable file object, as a file of its own: what indexed_bzip2
+    reads a byte range through (it reads a Python file object from its offset 0, in large reads)."""
+
+    def __init__(self, fileobj: BinaryIO, start: int, size: int):
+        super().__init__()
+        self._file, self._start, self._size, self._pos = fileobj, start, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = min(max(0, base + offset), self._size)
+        return self._pos
+
+    def readinto(self, buffer) -> int:
+        n = min(len(buffer), self._size - self._pos)
+        if n <= 0:
+            return 0
+        self._file.seek(self._start + self._pos)
+        data = self._file.read(n)
+        buffer[: len(data)] = data
+        self._pos += len(data)
+        return len(data)
 
 
 def libbz2_chunks(
@@ -137,20 +202,33 @@ def _import_indexed_bzip2():
 _indexed_bzip2 = _import_indexed_bzip2()
 
 
-# id(file object) -> the indexed_bzip2 reader decoding it, which reads the descriptor by itself, so
-# the file object's own position stays at 0.
-_DECODERS: dict[int, object] = {}
+# id(file object) -> (the indexed_bzip2 reader decoding it, the file offset its input starts at).
+# The reader reads by itself (the descriptor, or a range view that seeks before each read), so the
+# file object's own position says nothing of how far decoding is.
+_DECODERS: dict[int, tuple[object, int]] = {}
 
 
 def compressed_position(fileobj: BinaryIO) -> int:
     """Bytes of `fileobj` the decoder reading it has consumed: how far a read is, for progress."""
-    reader = _DECODERS.get(id(fileobj))
-    if reader is not None:
+    decoder = _DECODERS.get(id(fileobj))
+    if decoder is not None:
+        reader, base = decoder
         try:
-            return reader.tell_compressed() // 8
+            return base + reader.tell_compressed() // 8
         except Exception:  # noqa: BLE001 - closed between the lookup and the call
             pass
     return fileobj.tell()
+
+
+@atexit.register
+def _close_open_decoders() -> None:
+    """A reader left open at interpreter exit (a read abandoned mid-way, its generator never closed)
+    aborts the process from its C++ side; closing it first lets the process exit normally."""
+    for reader, _ in list(_DECODERS.values()):
+        try:
+            reader.close()
+        except Exception:  # noqa: BLE001 - already closed
+            pass
 
 
 def _whole_local_file(fileobj: BinaryIO) -> bool:
@@ -163,24 +241,30 @@ def _whole_local_file(fileobj: BinaryIO) -> bool:
         return False
 
 
-def _indexed_bzip2_chunks(fileobj: BinaryIO, reference: Callable[[], Iterator[bytes | Gap]]) -> Iterator[bytes | Gap]:
-    """The file through indexed_bzip2, on one core (parallelization=1: no threads, so the CPU time is
-    all the decoder's own), with libbz2's rules for damage.
+def _indexed_bzip2_chunks(
+    fileobj: BinaryIO, source: BinaryIO, base: int, size: int, reference: Callable[[], Iterator[bytes | Gap]]
+) -> Iterator[bytes | Gap]:
+    """The `size` bytes of `source` (the file itself, or a range view of it starting at `base`)
+    through indexed_bzip2, on one core (parallelization=1: no threads, so the CPU time is all the
+    decoder's own), with libbz2's rules for damage.
 
     Like libbz2, it checks a block's CRC only after it has produced the block's output (a flipped
     byte can give hundreds of kB of garbage before the error), so output is held back by HOLD_BYTES as
-    in `libbz2_chunks`: only checked bytes leave. When it raises, or stops before the end of the
-    file (it skips trailing bytes after a stream with a warning on stderr), or the file holds no
-    data, the file is read again from its start by the reference and what it gives after the bytes
+    in `libbz2_chunks`: only checked bytes leave. When it raises, or stops before the end of its
+    input (it skips trailing bytes after a stream with a warning on stderr), or the input holds no
+    data, the input is read again from its start by the reference and what it gives after the bytes
     already delivered is passed on: damage is found, reported and recovered from exactly as libbz2
-    does, at the cost of decompressing the damaged file twice.
+    does, at the cost of decompressing the damaged input twice.
     """
-    size = os.fstat(fileobj.fileno()).st_size
     held: deque[bytes] = deque()  # the decoder's chunks, passed on whole: no copy
     held_bytes = delivered = 0
     clean = False
-    reader = _indexed_bzip2.open(fileobj, parallelization=1)
-    _DECODERS[id(fileobj)] = reader
+    try:
+        reader = _indexed_bzip2.open(source, parallelization=1)
+    except Exception:  # noqa: BLE001 - not even a bz2 header: the reference says what it is
+        yield from reference()
+        return
+    _DECODERS[id(fileobj)] = (reader, base)
     try:
         while True:
             try:
@@ -203,7 +287,6 @@ def _indexed_bzip2_chunks(fileobj: BinaryIO, reference: Callable[[], Iterator[by
     if clean:
         yield from held
         return
-    fileobj.seek(0)
     skip = delivered  # checked bytes, equal to the reference's first ones
     for chunk in reference():
         if skip and not isinstance(chunk, Gap):

@@ -138,6 +138,28 @@ def test_simalign_runs_batched_on_a_tiny_random_model(tmp_path):
 
 
 @needs_simalign
+def test_simalign_encodes_any_input_in_bounded_slices_with_the_same_links(tmp_path):
+    from corpora.clism.aligners import SimAlignAligner
+
+    pairs = toy_corpus()
+    pairs = [(s[: 1 + k % len(s)], t) for k, (s, t) in enumerate(pairs)]  # lengths that differ
+    model = build_tiny_bert(tmp_path / "tiny", [w for s, t in pairs for w in s + t])
+    whole = SimAlignAligner(str(model), method="itermax", device="cpu", max_batch_tokens=10**9)
+    sliced = SimAlignAligner(str(model), method="itermax", device="cpu", max_batch_tokens=40)
+    padded_sizes = []
+    encode = sliced._encode
+
+    def counted(sentences, layers):
+        out = encode(sentences, layers)
+        padded_sizes.append(len(sentences) * max(len(words) for _, words in out))
+        return out
+
+    sliced._encode = counted
+    assert sliced.align(pairs) == whole.align(pairs)
+    assert len(padded_sizes) > 3 and max(padded_sizes) <= 40  # words <= subwords: a lower bound of each slice
+
+
+@needs_simalign
 def test_simalign_rejects_a_layer_the_model_does_not_have(tmp_path):
     from corpora.clism.aligners import SimAlignAligner
 

@@ -1,6 +1,7 @@
 """The two bz2 decoders of corpora/dumps/decoding.py give the same pages and the same dead letters: the
 real excerpts and every kind of damage, each read from a file on disk (indexed_bzip2, falling back
-to libbz2 on anything unusual) and from memory (libbz2 alone, the reference)."""
+to libbz2 on anything unusual), from memory (indexed_bzip2 through a range view) and by libbz2 alone,
+the reference. Multistream byte ranges: test_dump_range_decoders.py."""
 from __future__ import annotations
 
 import bz2
@@ -99,14 +100,17 @@ CASES = damaged_inputs()
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_damage_reads_as_the_reference_reads_it(name, tmp_path):
+def test_damage_reads_as_the_reference_reads_it(name, tmp_path, monkeypatch):
     data = CASES[name]
     path = tmp_path / "dump.xml.bz2"
     path.write_bytes(data)
     with open(path, "rb") as f:
         from_disk = list(dumps.iter_pages_from_file(f, "d.bz2", "bz2"))
-    from_memory = list(dumps.iter_pages_from_file(io.BytesIO(data), "d.bz2", "bz2"))  # no descriptor: libbz2
-    assert from_disk == from_memory
+    from_memory = list(dumps.iter_pages_from_file(io.BytesIO(data), "d.bz2", "bz2"))  # no descriptor: a view
+    monkeypatch.setattr(dump_bytes, "_indexed_bzip2", None)
+    reference = list(dumps.iter_pages_from_file(io.BytesIO(data), "d.bz2", "bz2"))
+    assert from_disk == reference
+    assert from_memory == reference
 
 
 def drained(chunks) -> tuple[list, str | None]:
@@ -133,13 +137,29 @@ def test_damage_falls_back_once_and_keeps_the_checked_bytes(name, tmp_path, refe
         assert fast == drained(dump_bytes.libbz2_chunks(f, None, True))
 
 
-def test_other_inputs_go_to_libbz2(tmp_path, reference_calls):
-    data = b"".join(small_dump())
+class Unseekable(io.RawIOBase):
+    def __init__(self, data: bytes):
+        self._data = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        return self._data.readinto(buffer)
+
+
+def test_seekable_inputs_go_to_indexed_bzip2_and_streams_to_libbz2(tmp_path, reference_calls):
+    streams = small_dump()
+    data = b"".join(streams)
     path = tmp_path / "dump.xml.bz2"
     path.write_bytes(data)
-    with open(path, "rb") as f:
-        f.seek(len(small_dump()[0]))  # a multistream range: indexed_bzip2 would read from byte 0
-        pages = list(dumps.read_stream_range(f, f.tell(), None, "d.bz2"))
+    with open(path, "rb") as f:  # the last multistream range, to the end of the file
+        pages = list(dumps.read_stream_range(f, len(streams[0]), None, "d.bz2"))
     assert [p.title for p in pages] == ["P1", "P2", "P3", "P4", "P5"]
+    with open(path, "rb") as f:  # a range in the middle
+        pages = list(dumps.read_stream_range(f, len(streams[0]) + len(streams[1]), len(data) - len(streams[-1]), "d.bz2"))
+    assert [p.title for p in pages] == ["P2", "P3", "P4", "P5"]
     list(dump_bytes.bz2_chunks(io.BytesIO(data), None, True))
-    assert len(reference_calls) == 2
+    assert reference_calls == []
+    unseekable = list(dump_bytes.bz2_chunks(Unseekable(data), None, True))
+    assert len(reference_calls) == 1 and b"".join(unseekable) == bz2.decompress(data)

@@ -157,7 +157,7 @@ def test_wiki_mrc_on_memory_limited_dask_cluster_matches_direct_runner_on_4x_exc
     streams read one range at a time. No worker may be restarted for exceeding its limit (a nanny
     restarts it under a new address), and the bytes must be DirectRunner's."""
     benchmark = load_memory_benchmark()
-    dump, pages = benchmark.build_multistream_dump(EXCERPT, 4, tmp_path)
+    dump, pages, _ = benchmark.build_multistream_dump(EXCERPT, 4, tmp_path)
     assert pages == 4 * 206
     npartitions = benchmark.dask_npartitions(pages, WORKERS)
     with distributed.Client(scheduler_file=str(dask_cluster)) as client:
@@ -169,9 +169,9 @@ def test_wiki_mrc_on_memory_limited_dask_cluster_matches_direct_runner_on_4x_exc
     assert limits == {WORKER_MEMORY_LIMIT}
     assert dask_stats.equals(direct_stats)
     by_metric = {r["metric"]: r["value"] for r in direct_stats.to_pylist()}
-    # Enough rows for a difference between the runners to show: 10 entities with 10 answerable
-    # examples each (11 before links to a section whose text is not the page stopped being mentions).
-    assert by_metric["pages/read"] == pages and by_metric["examples/answerable"] >= 100
+    # Enough rows for a difference between the runners to show: 8 entities with 10 answerable
+    # examples each (2 a copy: each copy of the excerpt links within itself, benchmarks/scaled_dumps.py).
+    assert by_metric["pages/read"] == pages and by_metric["examples/answerable"] >= 80
     dask_files, direct_files = outputs(tmp_path / "dask"), outputs(tmp_path / "direct")
     assert any(name.startswith("data/train-") for name in direct_files)
     assert dask_files == direct_files
