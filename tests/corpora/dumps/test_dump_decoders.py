@@ -38,19 +38,6 @@ def as_list(chunks) -> list:
     return out + [bytes(run)]
 
 
-@pytest.fixture
-def reference_calls(monkeypatch) -> list:
-    """Counts the reads that fall back to libbz2."""
-    calls, reference = [], dump_bytes.libbz2_chunks
-
-    def counted(*args, **kwargs):
-        calls.append(args[1:])
-        return reference(*args, **kwargs)
-
-    monkeypatch.setattr(dump_bytes, "libbz2_chunks", counted)
-    return calls
-
-
 @pytest.mark.skipif(not REAL_DUMPS, reason=f"no dumps in {SHARED}")
 @pytest.mark.parametrize("path", REAL_DUMPS, ids=lambda p: p.name)
 def test_real_dumps_decode_the_same_without_the_reference(path, reference_calls):

@@ -44,19 +44,6 @@ def multistream(tmp_path_factory) -> tuple[Path, list[tuple[int, int | None]]]:
     return dump, stream_ranges(offsets, dump.stat().st_size, STREAMS_PER_RANGE)
 
 
-@pytest.fixture
-def reference_calls(monkeypatch) -> list:
-    """The reads that fall back to libbz2."""
-    calls, reference = [], dump_bytes.libbz2_chunks
-
-    def counted(*args, **kwargs):
-        calls.append(args[1:])
-        return reference(*args, **kwargs)
-
-    monkeypatch.setattr(dump_bytes, "libbz2_chunks", counted)
-    return calls
-
-
 def read_ranges(open_dump, ranges) -> list:
     with open_dump() as f:
         return [record for start, end in ranges for record in dumps.read_stream_range(f, start, end, f"d:{start}-{end}")]
