@@ -26,15 +26,20 @@ _WHITESPACE_RE = re.compile(r"\s+")
 
 def locate_words(text: str, words: Sequence[str], start: int = 0) -> list[int] | None:
     """The char offset of each word in `text`, searching from `start`; None when a word is not there
-    in order (a tokeniser that rewrote it), so that the caller can say the spacing is unknown."""
+    in order with only whitespace and dropped characters before it (a tokeniser that rewrote or dropped
+    text), so that the caller can say the spacing is unknown."""
     offsets, position = [], start
     for word in words:
         at = text.find(word, position)
-        if at < 0 or not word:
+        if at < 0 or not word or not _separates(text[position:at]):
             return None
         offsets.append(at)
         position = at + len(word)
     return offsets
+
+
+def _separates(gap: str) -> bool:
+    return not gap or gap.isspace() or not _DROPPED_RE.sub("", gap).strip()
 
 
 def spaces_at(text: str, words: Sequence[str], offsets: Sequence[int]) -> list[bool]:
