@@ -18,8 +18,13 @@ def _with_version(schema: pa.Schema, name: str, version: int) -> pa.Schema:
 
 WORD_SPAN = pa.struct([("start", pa.int32()), ("end", pa.int32())])
 
+# Per word of the list before it, whether whitespace follows the word in the text it came from
+# (spaCy's Token.whitespace_, for every tokeniser: corpora/spacing.py). Words and flags give the running
+# text back: each word, then one space where its flag is set.
+SPACES = pa.list_(pa.bool_())
+
 # One MRC triple of the mPMR paper (§2.2). Answer offsets are word indices into context_words,
-# both inclusive; an unanswerable example has no answers.
+# both inclusive; an unanswerable example has no answers. v2 added query_spaces and context_spaces.
 MRC_SCHEMA = _with_version(
     pa.schema(
         [
@@ -27,7 +32,9 @@ MRC_SCHEMA = _with_version(
             ("lang", pa.string()),
             ("entity", pa.string()),
             ("query_words", pa.list_(pa.string())),
+            ("query_spaces", SPACES),
             ("context_words", pa.list_(pa.string())),
+            ("context_spaces", SPACES),
             ("answers", pa.list_(WORD_SPAN)),
             ("answerable", pa.bool_()),
             ("definition_page", pa.int64()),
@@ -35,12 +42,19 @@ MRC_SCHEMA = _with_version(
         ]
     ),
     "mrc",
+    2,
+)
+# v1, words without their spacing: still read (training rebuilds the text by a script rule there).
+MRC_SCHEMA_V1 = _with_version(
+    pa.schema([f for f in MRC_SCHEMA if f.name not in ("query_spaces", "context_spaces")]),
+    "mrc",
     1,
 )
 
 # One CLISM pair (CLISM paper §3.1, docs/design.md §2): English source words with informative NER spans
 # and the target words of the aligned span of each. All four offsets are word indices, both
-# inclusive: src_start..src_end into src_words, tgt_start..tgt_end into tgt_words.
+# inclusive: src_start..src_end into src_words, tgt_start..tgt_end into tgt_words. v2 added src_spaces
+# and tgt_spaces.
 CLISM_SPAN = pa.struct(
     [("src_start", pa.int32()), ("src_end", pa.int32()), ("tgt_start", pa.int32()), ("tgt_end", pa.int32()),
      ("label", pa.string())]
@@ -52,13 +66,24 @@ CLISM_SCHEMA = _with_version(
             ("src_lang", pa.string()),
             ("tgt_lang", pa.string()),
             ("src_words", pa.list_(pa.string())),
+            ("src_spaces", SPACES),
             ("tgt_words", pa.list_(pa.string())),
+            ("tgt_spaces", SPACES),
             ("spans", pa.list_(CLISM_SPAN)),
         ]
     ),
     "clism",
+    2,
+)
+# v1, without src_spaces and tgt_spaces: still read.
+CLISM_SCHEMA_V1 = _with_version(
+    pa.schema([f for f in CLISM_SCHEMA if f.name not in ("src_spaces", "tgt_spaces")]),
+    "clism",
     1,
 )
+# The spacing column of each word column, in every schema that has one.
+SPACING_COLUMNS = {"query_words": "query_spaces", "context_words": "context_spaces",
+                   "src_words": "src_spaces", "tgt_words": "tgt_spaces"}
 
 # docs/design.md §6: every job's rejects, one row per rejected record, with enough to find it again.
 DEAD_LETTER_SCHEMA = _with_version(
@@ -168,7 +193,8 @@ def row_problem(row: dict, schema: pa.Schema) -> tuple[str, str] | None:
     """(reason, column) for the first value of `row` that `schema` cannot hold, or None.
 
     Reasons: `missing_column`, `int_out_of_range`, `invalid_text` (not a str, or not encodable as
-    UTF-8: a lone surrogate), `value_too_long`, `wrong_type`. A writer given such a row fails for the
+    UTF-8: a lone surrogate), `value_too_long`, `wrong_type`, `spaces_length_mismatch` (a spacing
+    column with not one flag per word). A writer given such a row fails for the
     whole shard, so the job checks each row first and dead-letters the few that would.
     """
     if not isinstance(row, dict):
@@ -179,6 +205,9 @@ def row_problem(row: dict, schema: pa.Schema) -> tuple[str, str] | None:
         reason = _value_problem(row[field.name], field.type)
         if reason:
             return reason, field.name
+    for words, spaces in SPACING_COLUMNS.items():
+        if spaces in schema.names and len(row[spaces] or ()) != len(row[words] or ()):
+            return "spaces_length_mismatch", spaces
     return None
 
 

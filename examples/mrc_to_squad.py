@@ -2,9 +2,9 @@
 
     python examples/mrc_to_squad.py OUTPUT/wiki_mrc/data SQUAD_DIR [--eval_every 5]
 
-question = " ".join(query_words), context = " ".join(context_words); each answer span (inclusive
-word offsets) becomes {"text", "answer_start"} with the character offset of its first word in that
-joined context. Rows are split by entity (a hash), so no entity's query is seen in both files.
+question and context are the words joined as the text had them (their space flags, schema v2; one
+space between words in rows without flags); each answer span (inclusive word offsets) becomes
+{"text", "answer_start"} with the character offset of its first word in that joined context. Rows are split by entity (a hash), so no entity's query is seen in both files.
 Unanswerable rows are left out: SQuAD v1.1 questions always have an answer.
 """
 from __future__ import annotations
@@ -17,18 +17,21 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from corpora.outputs import manifests
+from corpora.spacing import join_words
 
 
-def squad_answers(context_words: list[str], answers: list[dict]) -> tuple[str, list[dict]]:
+def squad_answers(context_words: list[str], answers: list[dict], spaces: list[bool] | None = None
+                  ) -> tuple[str, list[dict]]:
     """The joined context and each span's text and character start in it."""
+    spaces = spaces if spaces is not None else [True] * len(context_words)
     starts, offset = [], 0
-    for word in context_words:
+    for word, space in zip(context_words, spaces):
         starts.append(offset)
-        offset += len(word) + 1  # the joining space
-    context = " ".join(context_words)
+        offset += len(word) + space
+    context = join_words(context_words, spaces)
     out = []
     for span in answers:
-        text = " ".join(context_words[span["start"]:span["end"] + 1])
+        text = join_words(context_words[span["start"]:span["end"] + 1], spaces[span["start"]:span["end"] + 1])
         start = starts[span["start"]]
         assert context[start:start + len(text)] == text
         out.append({"text": text, "answer_start": start})
@@ -45,12 +48,14 @@ def convert(data_dir: Path, out_dir: Path, eval_every: int = 5) -> dict[str, int
         for row in pq.read_table(shard).to_pylist():
             if not row["answerable"]:
                 continue
-            context, answers = squad_answers(row["context_words"], row["answers"])
+            context, answers = squad_answers(row["context_words"], row["answers"], row.get("context_spaces"))
             split = "eval" if zlib.crc32(f"{row['lang']}:{row['entity']}".encode()) % eval_every == 0 else "train"
             splits[split].append({
                 "title": f"{row['lang']}:{row['entity']}",
                 "paragraphs": [{"context": context, "qas": [
-                    {"id": row["id"], "question": " ".join(row["query_words"]), "answers": answers}]}],
+                    {"id": row["id"], "question": join_words(row["query_words"], row.get("query_spaces")
+                                                             or [True] * len(row["query_words"])),
+                     "answers": answers}]}],
             })
     out_dir.mkdir(parents=True, exist_ok=True)
     counts = {}

@@ -30,6 +30,7 @@ from corpora.clism.answers.repeats import pair_answers
 from corpora.clism.answers.spans import answer_words, drop_overlapping
 from corpora.clism.ner_spans import NER_CACHE_ENTRIES, CachedNer, Span, informative_spans, load_ner_pipeline
 from corpora.seeding import stable_hash
+from corpora.spacing import word_spaces
 from corpora.word_tags import tag_words
 from corpora.words import get_tokenizer, stop_words
 from pipelines import progress
@@ -46,6 +47,8 @@ class TaggedPair(NamedTuple):
     tgt_words: tuple
     spans: tuple  # of Span, English side, inclusive word offsets
     tgt_tags: tuple = ()  # a part of speech per target word where the answer rules read them (ja, ko, zh)
+    src_spaces: tuple = ()  # per word, whether whitespace follows it in the sentence (corpora/spacing.py)
+    tgt_spaces: tuple = ()
 
 
 # Beam's default coder encodes tuples, lists, str and int in C but pickles any other object one by
@@ -55,11 +58,12 @@ class TaggedPair(NamedTuple):
 # stage boundaries as plain tuples and are named again inside the DoFn that reads them.
 
 def tagged_to_wire(pair: TaggedPair) -> tuple:
-    return (pair.pair_id, pair.tgt_lang, pair.src_words, pair.tgt_words, tuple(tuple(s) for s in pair.spans), pair.tgt_tags)
+    return (pair.pair_id, pair.tgt_lang, pair.src_words, pair.tgt_words, tuple(tuple(s) for s in pair.spans), pair.tgt_tags,
+            pair.src_spaces, pair.tgt_spaces)
 
 
 def tagged_from_wire(t: tuple) -> TaggedPair:
-    return TaggedPair(t[0], t[1], t[2], t[3], tuple(Span._make(s) for s in t[4]), t[5])
+    return TaggedPair(t[0], t[1], t[2], t[3], tuple(Span._make(s) for s in t[4]), t[5], t[6], t[7])
 
 
 def pair_key(tgt_lang: str) -> str:
@@ -171,13 +175,26 @@ class TagEntitiesFn(TallyingDoFn):
                 # Dropped from the output but still aligned by fast_align/eflomal: every pair is training data.
                 counts["pairs", "no_span", lang] += 1
             tags = tag_words(pair.tgt_lang, pair.tgt_text, tgt) if spans and not self.pretokenized else ()
-            tagged.append(tagged_to_wire(TaggedPair(pair.pair_id, pair.tgt_lang, src, tuple(tgt), tuple(spans), tags)))
+            src_spaces = sentence_spaces(pair.src_text, src, "en")
+            tgt_spaces = sentence_spaces(pair.tgt_text, tgt, None if self.pretokenized else pair.tgt_lang)
+            tagged.append(tagged_to_wire(TaggedPair(pair.pair_id, pair.tgt_lang, src, tuple(tgt), tuple(spans), tags,
+                                                    src_spaces, tgt_spaces)))
         tally_all(self, counts)
         if meter is not None:
             meter.advance(len(batch))
             progress.note(self.progress_mode, "pairs_with_spans", sum(1 for t in tagged if t[4]))
         if tagged:
             yield tagged
+
+
+def sentence_spaces(text: str, words, lang: str | None) -> tuple:
+    """The words' space flags from the sentence they were tokenised from; if a word cannot be placed in
+    it, the language's rule (a space after every word where words are written with spaces; `lang` None:
+    words the input gave space-separated)."""
+    spaces = word_spaces(text, words)
+    if spaces is not None:
+        return tuple(spaces)
+    return (get_tokenizer(lang).joins_with_space if lang else True,) * len(words)
 
 
 def tally_all(fn: TallyingDoFn, counts: collections.Counter) -> None:
@@ -197,7 +214,9 @@ def clism_row(pair: TaggedPair, projected: list[tuple[Span, int, int]]) -> dict:
         "src_lang": "en",
         "tgt_lang": pair.tgt_lang,
         "src_words": list(pair.src_words),
+        "src_spaces": list(pair.src_spaces),
         "tgt_words": list(pair.tgt_words),
+        "tgt_spaces": list(pair.tgt_spaces),
         "spans": [
             {"src_start": s.start, "src_end": s.end, "tgt_start": ts, "tgt_end": te, "label": s.label}
             for s, ts, te in projected

@@ -22,8 +22,9 @@ import apache_beam as beam
 import pyarrow as pa
 
 from corpora.wiki.languages import WikiLanguage, wiki_language
-from corpora.mrc.entity_masking import collect_surface_forms, masked_query_and_leaks
-from corpora.mrc.examples import build_context, lead_words, pick_unanswerable
+from corpora.mrc.entity_masking import collect_surface_forms, masked_query_and_leaks, masked_sources
+from corpora.mrc.examples import build_context, lead_located, pick_unanswerable, window_spaces
+from corpora.mrc.query_spacing import masked_query_spaces
 from corpora.name_folding import fold_words
 from corpora.seeding import keyed_rng, stable_hash
 from corpora.titles import normalise_title, strip_qualifier
@@ -114,6 +115,7 @@ class Query(NamedTuple):
     definition_page: int
     words: tuple
     forms: tuple  # case-folded word tuples naming the entity
+    spaces: tuple = ()  # per word, whether whitespace follows it (a [MASK]: after the last word it hides)
 
 
 # ───────────────────────────── parsing ─────────────────────────────
@@ -239,7 +241,8 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
         )
         # A few words past Q so that a name crossing the Q-th word is masked whole.
         longest = max((len(f) for f in forms.forms), default=1)
-        words = lead_words(tokenizer, text, self.query_words + longest)
+        located = lead_located(tokenizer, text, self.query_words + longest)
+        words = [w for w, _ in located]
         if not words:
             self.tally("entities", "empty_definition", lang)
             yield dead_letter(lang, str(article.page_id), "query", "empty_definition", request.title)
@@ -250,7 +253,9 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
             self.tally("entities", "unmaskable", lang)
             yield dead_letter(lang, str(article.page_id), "query", "unmaskable_surface_form", f"{request.title}: {leaks[0]}")
             return
-        yield (lang, request.title), Query(article.page_id, tuple(query), forms.forms)
+        sources = masked_sources(words, forms, tokenizer.joins_with_space, other_names)
+        spaces = masked_query_spaces(query, words, window_spaces(text, located, tokenizer.joins_with_space), sources)
+        yield (lang, request.title), Query(article.page_id, tuple(query), forms.forms, spaces)
 
 
 def _word_offsets(text: str, words) -> list[int]:
@@ -293,7 +298,9 @@ def example_row(lang, entity, example_id, query: Query, context, answerable: boo
         "lang": lang,
         "entity": entity,
         "query_words": list(query.words),
+        "query_spaces": list(query.spaces),
         "context_words": list(context.words),
+        "context_spaces": list(context.spaces),
         "answers": [{"start": s, "end": e} for s, e in context.answers] if answerable else [],
         "answerable": answerable,
         "definition_page": query.definition_page,

@@ -45,6 +45,9 @@ class TrainConfig:
     save_every: int = 1000
     keep_checkpoints: int = 2
     seed: int = 0
+    # Ignore the rows' space flags (schema v2) and rebuild the running text by the script rule, as for
+    # rows without them: the ablation of exact spacing (training/data/word_pieces.py).
+    no_word_spacing: bool = False
 
     # Held-out evaluation (training/evaluation.py): every eval_every steps (0: never), on at most
     # eval_batches batches per pass, so that a pass costs a bounded share of the run.

@@ -53,15 +53,19 @@ def split_files(root: Path, sub: str, split: str, flag: str) -> list[Path]:
     return list_shards(root, split, table=sub or None, required=False, flag=flag)
 
 
-def read_rows(files: list[Path], columns: list[str], limit: int) -> list[dict]:
+def read_rows(files: list[Path], columns: list[str], limit: int, optional_columns: list[str] = ()) -> list[dict]:
     """The first `limit` rows in file order, a row group at a time (the jobs write rows in a seeded
-    random order, so the first rows are a fair sample of the split)."""
+    random order, so the first rows are a fair sample of the split); `optional_columns` too where a
+    file has them."""
     rows: list[dict] = []
     for f in files:
-        for group in range(read_metadata(f).num_row_groups):
+        meta = read_metadata(f)
+        present = set(meta.schema.to_arrow_schema().names)
+        wanted = [*columns, *(c for c in optional_columns if c in present)]
+        for group in range(meta.num_row_groups):
             if len(rows) >= limit:
                 return rows
-            rows.extend(read_row_group(f, group, columns)[: limit - len(rows)])
+            rows.extend(read_row_group(f, group, wanted)[: limit - len(rows)])
     return rows
 
 
@@ -310,8 +314,8 @@ class HeldOut:
                     if len(r["input_ids"]) <= cfg.max_seq_len][: cfg.eval_batches // 2 * cfg.batch_size]
             chunks = [part[k:k + cfg.batch_size] for part in (mrtd, trtd) for k in range(0, len(part), cfg.batch_size)]
         else:
-            check_shards(files[0], spec.schema)
-            rows = read_rows(files[0], self.evaluator.columns, limit)
+            check_shards(files[0], spec.schema, spec.older_schemas)
+            rows = read_rows(files[0], self.evaluator.columns, limit, spec.optional_columns)
             chunks = [rows[k:k + cfg.batch_size] for k in range(0, len(rows), cfg.batch_size)]
         self.total_batches = len(chunks)
         self.total_rows = sum(len(c) for c in chunks)

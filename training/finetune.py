@@ -248,7 +248,7 @@ def _finetune(args: argparse.Namespace) -> dict:
     model = load_reader(args.init, args.extractor_hidden_size, args.trust_remote_code).to(device)
     tokenizer = load_tokenizer(args.init, args.trust_remote_code)
     args.max_seq_len = clamp_max_seq_len(args.max_seq_len, model.config, "training.finetune")
-    collator = MPMRCollator(tokenizer, args.max_query_tokens, args.max_seq_len)
+    collator = MPMRCollator(tokenizer, args.max_query_tokens, args.max_seq_len, use_spacing=not args.no_word_spacing)
     rows = task.train_rows(train_examples, tokenizer)
 
     def forward(eval_rows):

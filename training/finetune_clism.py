@@ -91,7 +91,7 @@ class QACollator:
     -> `<s> Q [QUE] </s></s> P </s>` (que) or `<s> Q </s></s> P </s>` (standard), with the passage mask,
     the passage word of each subword and, for training, the first answer's start and end subwords."""
 
-    def __init__(self, tokenizer, head: str, max_query_tokens: int = 64, max_seq_len: int = 384):
+    def __init__(self, tokenizer, head: str, max_query_tokens: int = 64, max_seq_len: int = 384, use_spacing: bool = True):
         self.tokenizer = tokenizer
         self.head = head
         self.max_query_tokens = max_query_tokens
@@ -99,12 +99,15 @@ class QACollator:
         self.que = tokenizer.convert_tokens_to_ids(QUE_TOKEN) if head == "que" else None
         self.cls, self.sep, self.pad = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id
         self.pieces = WordPieces(tokenizer)
+        self.use_spacing = use_spacing  # the rows' query_spaces/context_spaces shape the subwords (word_pieces.py)
 
     def __call__(self, rows: list[dict], train: bool = False) -> dict:
         counts: Counter = Counter()
         made = []
-        for row, (q_ids, _), (p_ids, p_words) in zip(rows, self.pieces.flat([r["query_words"] for r in rows]),
-                                                     self.pieces.flat([r["context_words"] for r in rows])):
+        q_spaces, p_spaces = ([[r.get(c) for r in rows] for c in ("query_spaces", "context_spaces")]
+                              if self.use_spacing else (None, None))
+        for row, (q_ids, _), (p_ids, p_words) in zip(rows, self.pieces.flat([r["query_words"] for r in rows], q_spaces),
+                                                     self.pieces.flat([r["context_words"] for r in rows], p_spaces)):
             q_ids = q_ids[: self.max_query_tokens]
             question = [*q_ids, self.que] if self.head == "que" else q_ids
             offset = len(question) + 3  # <s> Q [QUE] </s></s>
@@ -209,7 +212,7 @@ def finetune_once(args, head: str, train_examples, eval_sets: dict[str, list], s
     torch.manual_seed(seed)  # the fresh head (standard, or W_s/W_e on a plain XLM-R) and dropout
     model, tokenizer = load_model(args.init, head, args.trust_remote_code)
     model.to(device)
-    collator = QACollator(tokenizer, head, args.max_query_tokens, args.max_seq_len)
+    collator = QACollator(tokenizer, head, args.max_query_tokens, args.max_seq_len, use_spacing=not args.no_word_spacing)
     counts: Counter = Counter()
     rows = train_rows(train_examples, tokenizer, args, head, counts)
     if not rows:

@@ -94,6 +94,8 @@ def build_parser(description: str | None = None) -> argparse.ArgumentParser:
                    help="with --head: the few-shot protocol over these training-set sizes (paper: 64,128,256,512,"
                         "1024); without it, one full-data run per head")
     p.add_argument("--seeds", type=int, default=5, help="--few_shot: samples (and seeds) per size (paper: 5)")
+    p.add_argument("--no_word_spacing", action="store_true",
+                   help="place spaces between words by the script rule instead of the text's own spacing (an ablation)")
     p.add_argument("--grad_clip", type=float, default=1.0, help="clip the global gradient norm to this (0: off)")
     p.add_argument("--extractor_hidden_size", type=int, default=1024,
                    help="FFN width of a fresh extractor (an --init without one); PMR reference: 1024")

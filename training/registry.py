@@ -19,20 +19,25 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from corpora.schemas import SPACING_COLUMNS
 from training.config import TrainConfig
-from training.data import ParquetBatches, check_shards, list_shards, read_table
+from training.data import ParquetBatches, check_shards, list_shards, read_metadata, read_table
+from training.data.word_pieces import SpacedWords
 from training.tokenizer import load_tokenizer, train_tiny_tokenizer
 
 MODEL_NAMES = ("mpmr", "clism", "xylent")
 TINY_TOKENIZER_ROWS = 20_000  # rows whose words train the on-the-fly SentencePiece model
 
 
-def words_for_tokenizer(files: list[Path], columns: list[str], limit: int = TINY_TOKENIZER_ROWS) -> Iterable[list[str]]:
+def words_for_tokenizer(files: list[Path], columns: list[str], limit: int = TINY_TOKENIZER_ROWS) -> Iterable[SpacedWords]:
+    """Each word column of the first rows, with its spacing column where the shards have one."""
     seen = 0
     for f in files:
-        for row in read_table(f, columns).to_pylist():
+        present = set(read_metadata(f).schema.to_arrow_schema().names)
+        spacing = {c: SPACING_COLUMNS[c] for c in columns if SPACING_COLUMNS.get(c) in present}
+        for row in read_table(f, [*columns, *spacing.values()]).to_pylist():
             for column in columns:
-                yield row[column]
+                yield SpacedWords(row[column], row[spacing[column]] if column in spacing else None)
             seen += 1
             if seen >= limit:
                 return
@@ -44,7 +49,9 @@ class Recipe:
     data or output differ."""
 
     schema: pa.Schema  # the data job's contract (corpora/schemas.py), checked on every shard
+    older_schemas: tuple = ()  # earlier versions of it that are still read
     columns: list[str]  # the Parquet columns the collator reads
+    optional_columns: list[str] = []  # columns read when a shard has them (newer than older_schemas)
     word_columns: list[str]  # list<string> columns whose words train the tiny tokenizer
     configs: dict[str, TrainConfig]  # tiny, base, large: the model's TrainConfig subclass, preset
     # Model-only flags: name -> (type, help); each overrides the config field of the same name.
@@ -81,7 +88,7 @@ class Recipe:
 
     def check_data(self, cfg: TrainConfig, data_dir: str) -> int:
         """The data's rows; fails fast on missing or foreign data."""
-        return check_shards(list_shards(data_dir), self.schema)
+        return check_shards(list_shards(data_dir), self.schema, self.older_schemas)
 
     def check_eval_data(self, cfg: TrainConfig, data_dir: str, eval_dir: str) -> None:
         """Refuses --eval_data that cannot be read like --data (XY-LENT's rows are token ids of their own
@@ -91,7 +98,7 @@ class Recipe:
         """An endless stream of collated batches; `start_batch` batches already taken are skipped."""
         return ParquetBatches(list_shards(data_dir), cfg.batch_size, self.collator(cfg, tokenizer), seed=cfg.seed,
                               rank=rank, world_size=world, shuffle_buffer=cfg.shuffle_buffer, start_batch=start_batch,
-                              columns=self.columns)
+                              columns=self.columns, optional_columns=self.optional_columns)
 
     def save_final(self, model, tokenizer, folder: Path) -> None:
         model.save_pretrained(folder)  # safetensors by default

@@ -66,6 +66,8 @@ OVERRIDES = {
     "eval_batches": (int, "held-out batches per evaluation, split over the processes (mpmr tiny: 20, otherwise 50)"),
     "max_nonfinite_skips": (int, ("optimiser steps with a NaN/inf loss or gradient norm that are skipped (no update) "
                                   "before the run stops with an error (default 0: stop at the first)")),
+    "no_word_spacing": (bool, ("ignore the rows' space flags and place spaces between words by the script rule, "
+                               "as for data written before the flags (an ablation)")),
     "trust_remote_code": (bool, ("let --init run the Python code it ships (an auto_map in its config); off: such a "
                                  "model is refused. The project's own saved models never need it")),
 }

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from transformers import AutoTokenizer, PreTrainedTokenizerBase, XLMRobertaTokenizer
 
-from training.data.word_pieces import running_text
+from training.data.word_pieces import SpacedWords, running_text
 
 SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 MIN_MULTI_CHAR_PIECES = 256  # beyond one piece per character, when the data forces a larger vocabulary
@@ -50,7 +50,9 @@ def pieces_of(line: str, limit: int = MAX_LINE_BYTES) -> list[str]:
     return [piece for piece in pieces if piece]
 
 
-def train_tiny_tokenizer(sentences: Iterable[list[str]], vocab_size: int) -> PreTrainedTokenizerBase:
+def train_tiny_tokenizer(sentences: Iterable[list[str] | SpacedWords], vocab_size: int) -> PreTrainedTokenizerBase:
+    """`sentences`: word lists, or SpacedWords where the rows carry their spacing (the running text is
+    then exactly the source's)."""
     import sentencepiece as spm
 
     # SentencePiece is asked only once there is text: given none it fails with its own
@@ -59,7 +61,8 @@ def train_tiny_tokenizer(sentences: Iterable[list[str]], vocab_size: int) -> Pre
     # them without "▁" (training/data/word_pieces.py), so those are the pieces the model must have.
     # SentencePiece skips every line longer than its max_sentence_length (4,192 bytes) and then has
     # nothing: long rows (whole paragraphs) are cut into pieces below that size instead.
-    lines = [piece for words in sentences for piece in pieces_of(running_text(words or []))]
+    lines = [piece for s in sentences
+             for piece in pieces_of(running_text(*s) if isinstance(s, SpacedWords) else running_text(s or []))]
     if not any(lines):
         from training.data import DataError
 

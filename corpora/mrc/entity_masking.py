@@ -273,6 +273,17 @@ def masked_query_and_leaks(
     return [w for w, _ in kept], leaked_forms(checked, forms, joins_with_space)
 
 
+def masked_sources(
+    words: Sequence[str],
+    forms: SurfaceForms,
+    joins_with_space: bool,
+    other_names: Sequence[tuple[int, int]] = (),
+) -> list[int]:
+    """The index of the first source word of each word of the masked words (all of them, not only the
+    query's first `query_words`): a `[MASK]` stands for the words up to the next one's source."""
+    return [source for _, source in (_mask_spaced if joins_with_space else _mask_unspaced)(words, forms, other_names)]
+
+
 def leaked_forms(query: Sequence[str], forms: SurfaceForms, joins_with_space: bool) -> list[str]:
     """Surface forms still present in a masked query, by plain string search (an independent check)."""
     if joins_with_space:

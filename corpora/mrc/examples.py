@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from corpora.name_folding import fold_words
+from corpora.spacing import locate_words, spaces_at
 
 # First guess of characters per word, spaces included: the real excerpts' contexts average 2.6 (ja),
 # 4.2 (vi), 5.6 (en) and 6.2 (el, at most 7.4). The window doubles when it yields too few words, so
@@ -33,6 +34,7 @@ class Context:
     words: tuple[str, ...]
     anchor_words: tuple[str, ...]
     answers: tuple[tuple[int, int], ...]  # inclusive word spans equal to anchor_words or another name, up to case
+    spaces: tuple[bool, ...] = ()  # per word, whether whitespace follows it in the article (corpora/spacing.py)
 
 
 def find_spans(words: Sequence[str], target: Sequence[str], joins_with_space: bool = True) -> list[tuple[int, int]]:
@@ -79,14 +81,26 @@ def answer_spans(
     return tuple(spans)
 
 
-def _words_before(tokenizer, text: str, end: int, need: int) -> list[str]:
+# A word with its char offset in the article (-1: the tokeniser rewrote it, so it cannot be placed).
+# The window is tokenised in pieces; the offsets let each word's spacing come from the article itself,
+# at the joins between pieces too.
+Located = tuple[str, int]
+
+
+def _located(tokenizer, text: str, start: int, end: int) -> list[Located]:
+    words = tokenizer.tokenize(text[start:end])
+    offsets = locate_words(text, words, start)
+    return list(zip(words, offsets if offsets is not None else [-1] * len(words)))
+
+
+def _words_before(tokenizer, text: str, end: int, need: int) -> list[Located]:
     """At least `need` whole words ending at char `end`, or all words if the text starts first."""
     if need <= 0:
         return []
     width = max(64, need * _CHARS_PER_WORD)
     while True:
         start = max(0, end - width)
-        words = tokenizer.tokenize(text[start:end])
+        words = _located(tokenizer, text, start, end)
         if start > 0 and words:
             words = words[1:]  # the cut may have split the first word
         if len(words) >= need or start == 0:
@@ -94,18 +108,27 @@ def _words_before(tokenizer, text: str, end: int, need: int) -> list[str]:
         width *= 2
 
 
-def _words_after(tokenizer, text: str, start: int, need: int) -> list[str]:
+def _words_after(tokenizer, text: str, start: int, need: int) -> list[Located]:
     if need <= 0:
         return []
     width = max(64, need * _CHARS_PER_WORD)
     while True:
         end = min(len(text), start + width)
-        words = tokenizer.tokenize(text[start:end])
+        words = _located(tokenizer, text, start, end)
         if end < len(text) and words:
             words = words[:-1]
         if len(words) >= need or end == len(text):
             return words
         width *= 2
+
+
+def window_spaces(text: str, located: list[Located], joins_with_space: bool) -> tuple[bool, ...]:
+    """The space flags of a run of consecutive words of `text`; where a word could not be placed, the
+    language's rule (a space after every word where words are written with spaces) for all of them."""
+    words, offsets = [w for w, _ in located], [at for _, at in located]
+    if any(at < 0 for at in offsets):
+        return (joins_with_space,) * len(words)
+    return tuple(spaces_at(text, words, offsets))
 
 
 def build_context(
@@ -128,17 +151,17 @@ def build_context(
     of the same entity too."""
     glued = _glued_words(tokenizer, text, anchor_start, anchor_end) if tokenizer.joins_with_space else None
     if glued is None:
-        glued = _GluedWords(anchor_start, [], tokenizer.tokenize(text[anchor_start:anchor_end]), [], anchor_end)
-    anchor_words = glued.anchor
+        glued = _GluedWords(anchor_start, [], _located(tokenizer, text, anchor_start, anchor_end), [], anchor_end)
+    anchor_words = [w for w, _ in glued.anchor]
     if not anchor_words or len(anchor_words) > context_words:
         return None
     room = context_words - len(anchor_words)
     xi = rng.randint(0, room)
 
-    def words_before(need: int) -> list[str]:
+    def words_before(need: int) -> list[Located]:
         return _words_before(tokenizer, text, glued.start, need - len(glued.before)) + glued.before
 
-    def words_after(need: int) -> list[str]:
+    def words_after(need: int) -> list[Located]:
         return glued.after + _words_after(tokenizer, text, glued.end, need - len(glued.after))
 
     # Only the words the window takes are tokenised (ξ before, C − ξ after), not C on each side:
@@ -152,9 +175,11 @@ def build_context(
     if len(before) < room - n_after and len(before) >= xi:  # the end came first; the start may not have
         before = words_before(room - n_after)
     n_before = min(len(before), room - n_after)
-    words = tuple(before[len(before) - n_before :]) + tuple(anchor_words) + tuple(after[:n_after])
+    window = before[len(before) - n_before :] + glued.anchor + after[:n_after]
+    words = tuple(w for w, _ in window)
     answers = answer_spans(words, [anchor_words, *title_words], tokenizer.joins_with_space)
-    return Context(context_id, entity, mention_page, words, tuple(anchor_words), answers)
+    spaces = window_spaces(text, window, tokenizer.joins_with_space)
+    return Context(context_id, entity, mention_page, words, tuple(anchor_words), answers, spaces)
 
 
 # A run of characters glued to an anchor longer than this is not one word ("[[A]][[B]]" chains,
@@ -164,9 +189,9 @@ _MAX_GLUED_CHARS = 40
 
 class _GluedWords(NamedTuple):
     start: int  # char offset where the words glued before the anchor begin
-    before: list[str]
-    anchor: list[str]
-    after: list[str]
+    before: list[Located]
+    anchor: list[Located]
+    after: list[Located]
     end: int  # char offset where the words glued after the anchor end
 
 
@@ -189,22 +214,29 @@ def _glued_words(tokenizer, text: str, anchor_start: int, anchor_end: int) -> _G
     if run_too_long_before or run_too_long_after:
         return None
     words = tokenizer.tokenize(text[start:end])
-    breaks, position = {}, start  # char offset where a word starts -> its index
+    breaks, position, offsets = {}, start, []  # char offset where a word starts -> its index
     for k, word in enumerate(words):
         at = text.find(word, position, end)
         if at < 0:  # a word the tokeniser rewrote: its offsets are unknown
             return None
         breaks[at] = k
+        offsets.append(at)
         position = at + len(word)
     first = breaks.get(anchor_start)
     last = breaks.get(anchor_end, len(words)) if anchor_end < end else len(words)
     if first is None or (anchor_end < end and anchor_end not in breaks) or first >= last:
         return None
-    return _GluedWords(start, words[:first], words[first:last], words[last:], end)
+    located = list(zip(words, offsets))
+    return _GluedWords(start, located[:first], located[first:last], located[last:], end)
 
 
 def lead_words(tokenizer, text: str, need: int) -> list[str]:
     """The first `need` words (or all) of an article, tokenising only as much text as needed."""
+    return [w for w, _ in lead_located(tokenizer, text, need)]
+
+
+def lead_located(tokenizer, text: str, need: int) -> list[Located]:
+    """lead_words with each word's char offset (-1 where a word could not be placed)."""
     return _words_after(tokenizer, text, 0, need)[:need]
 
 

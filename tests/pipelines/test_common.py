@@ -47,7 +47,7 @@ def test_empty_input_still_writes_every_shard(tmp_path):
 
 
 def test_check_schema_rejects_a_foreign_file():
-    with pytest.raises(SchemaMismatch, match="expected mrc v1"):
+    with pytest.raises(SchemaMismatch, match="expected mrc v2"):
         check_schema(STATS_SCHEMA, MRC_SCHEMA, "x.parquet")
 
 

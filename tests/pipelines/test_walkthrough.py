@@ -32,6 +32,16 @@ def test_word_spans_become_squad_character_offsets():
         assert context[a["answer_start"]:a["answer_start"] + len(a["text"])] == a["text"]
 
 
+def test_squad_context_keeps_the_rows_spacing():
+    words, spaces = ["東京", "都", "は", "Tokyo", "、", "首都", "。"], [False] * 7
+    context, answers = load_converter().squad_answers(words, [{"start": 0, "end": 1}, {"start": 3, "end": 3}], spaces)
+    assert context == "東京都はTokyo、首都。"
+    assert answers == [{"text": "東京都", "answer_start": 0}, {"text": "Tokyo", "answer_start": 4}]
+    words, spaces = ["Paris", ",", "the", "capital"], [False, True, True, False]
+    context, answers = load_converter().squad_answers(words, [{"start": 2, "end": 3}], spaces)
+    assert context == "Paris, the capital" and answers == [{"text": "the capital", "answer_start": 7}]
+
+
 @pytest.mark.slow
 def test_walkthrough_runs_end_to_end(tmp_path):
     pytest.importorskip("torch")

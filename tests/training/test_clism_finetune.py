@@ -17,6 +17,7 @@ pytest.importorskip("sentencepiece")
 
 from training import finetune_clism
 from training.data.clism import QUE_TOKEN, add_que_token
+from training.data.word_pieces import WordPieces
 from training.finetune_clism import QACollator, best_span
 from training.recipes.clism import CONFIGS, SPEC
 from training.tasks import squad
@@ -80,7 +81,7 @@ def test_que_follows_the_question_and_answers_match_the_words(data, tiny_clism):
     que = tokenizer.convert_tokens_to_ids(QUE_TOKEN)
     for b, (row, ex) in enumerate(zip(rows, examples)):
         ids = batch["input_ids"][b].tolist()
-        q = tokenizer([row["query_words"]], is_split_into_words=True, add_special_tokens=False)["input_ids"][0]
+        q = [t for p in WordPieces(tokenizer)([row["query_words"]], [row["query_spaces"]])[0] for t in p]
         p = int(batch["que_position"][b])
         assert ids[: p + 3] == [tokenizer.cls_token_id, *q, que, tokenizer.sep_token_id, tokenizer.sep_token_id]
         assert ids.count(que) == 1

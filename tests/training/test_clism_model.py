@@ -60,7 +60,13 @@ def few_rows(job_out, tmp_path_factory) -> Path:
     return few
 
 
-def subwords(tokenizer, words: list[str]) -> list[list[int]]:
+def subwords(tokenizer, words: list[str], spaces: list[bool] | None = None) -> list[list[int]]:
+    """Each word's subwords; with the row's space flags, as training/data/word_pieces.py encodes them (a
+    word glued to the one before without the "▁": tests/training/test_training_data.py checks that rule)."""
+    if spaces is not None:
+        from training.data.word_pieces import WordPieces
+
+        return [list(p) for p in WordPieces(tokenizer)([words], [spaces])[0]]
     enc = tokenizer([words], is_split_into_words=True, add_special_tokens=False)
     out = [[] for _ in words]
     for t, w in zip(enc["input_ids"][0], enc.word_ids(0)):
@@ -81,7 +87,8 @@ def test_que_positions_and_answer_spans_match_the_words(rows, tokenizer):
     ids = batch["input_ids"]
     total = 0
     for b, row in enumerate(rows[:32]):
-        src, tgt = subwords(tokenizer, row["src_words"]), subwords(tokenizer, row["tgt_words"])
+        src = subwords(tokenizer, row["src_words"], row["src_spaces"])
+        tgt = subwords(tokenizer, row["tgt_words"], row["tgt_spaces"])
         spans = sorted(row["spans"], key=lambda s: s["src_start"])
         asked = batch["answer_start"][b] != IGNORE
         n = int(asked.sum())

@@ -115,6 +115,20 @@ def test_words_are_substrings_at_their_offsets_and_cover_the_text(lang):
     assert "".join(w for w, _, _ in words) == "".join(ch for ch in text if not ch.isspace() and ch.isprintable())
 
 
+@pytest.mark.parametrize("lang", ["en", "th", "zh"])
+def test_task_words_carry_the_spacing_of_their_text(lang):
+    """SQuAD rows carry query_spaces/context_spaces from the character offsets: the words and flags give
+    the text back (whitespace runs one space), Thai phrases keep their spaces, "Steelers," its comma."""
+    from corpora.spacing import join_words, normalise_spacing
+
+    text = " ".join((MONO / f"{lang}.txt").read_text(encoding="utf-8").split("\n")[:5])
+    words = split_words(text)
+    spaces = squad.spaces_of(text, words)
+    visible = "".join(ch for ch in text if ch.isspace() or ch.isprintable())
+    assert join_words([w for w, _, _ in words], spaces) == normalise_spacing(visible)
+    assert squad.spaces_of("Steelers, 23.", split_words("Steelers, 23.")) == [False, True, False, False]
+
+
 def test_word_split_rules():
     def words(t):
         return [w for w, _, _ in split_words(t)]

@@ -190,3 +190,48 @@ def test_query_mask_word_becomes_the_tokenizers_mask_token(tokenizer, rows):
         assert query.count(tokenizer.mask_token_id) == row["query_words"].count("[MASK]")
         pieces = "".join(tokenizer.convert_ids_to_tokens(query))
         assert "MASK" not in pieces and "[" not in pieces.replace("<mask>", "")
+
+
+def test_rows_carry_their_spacing_and_it_shapes_the_subwords(tokenizer, rows):
+    """The flags say which words follow their neighbour without a space ("Paris" ","), so those are
+    encoded without the "▁" a word after a space gets; the answer words still map to their subwords."""
+    assert all(len(r["context_spaces"]) == len(r["context_words"]) for r in rows)
+    glued = [r for r in rows if not all(r["context_spaces"][:-1])]
+    assert glued
+    from training.data.word_pieces import WordPieces
+
+    pieces = WordPieces(tokenizer)([r["context_words"] for r in glued], [r["context_spaces"] for r in glued])
+    for row, per_word in zip(glued, pieces):
+        for k in range(1, len(per_word)):
+            first = tokenizer.convert_ids_to_tokens(per_word[k][:1])
+            assert first[0].startswith("▁") == row["context_spaces"][k - 1], (row["context_words"][k - 1: k + 1], first)
+    with_flags = MPMRCollator(tokenizer)(glued)
+    without = MPMRCollator(tokenizer, use_spacing=False)(glued)
+    assert not with_flags["input_ids"].equal(without["input_ids"])
+    assert len(with_flags["answer_spans"]) == len(without["answer_spans"])
+    for b, i, j in with_flags["answer_spans"].tolist():
+        start, end = with_flags["context_word"][b, i].item(), with_flags["context_word"][b, j].item()
+        assert (start, end) in {(a["start"], a["end"]) for a in glued[b]["answers"]}
+        text = span_text(tokenizer, with_flags["input_ids"][b].tolist(), i, j)
+        assert text == "".join(glued[b]["context_words"][start: end + 1])
+
+
+def test_v1_shards_without_spacing_are_still_read_with_the_script_rule(mrc_output, rows, tokenizer, tmp_path):
+    from corpora.schemas import MRC_SCHEMA, MRC_SCHEMA_V1
+    from training.recipes.mpmr import SPEC
+
+    v1_rows = [{k: v for k, v in r.items() if not k.endswith("_spaces")} for r in rows]
+    path = tmp_path / "train-00000-of-00001.parquet"
+    pq.write_table(pa.Table.from_pylist(v1_rows, schema=MRC_SCHEMA_V1), path)
+    with pytest.raises(SchemaMismatch, match="expected mrc v2"):
+        check_shards([path], MRC_SCHEMA)
+    assert check_shards([path], SPEC.schema, SPEC.older_schemas) == len(rows)
+    stream = ParquetBatches([path], 8, seed=0, shuffle_buffer=1, columns=SPEC.columns + ["id"],
+                            optional_columns=SPEC.optional_columns)
+    batch = next(iter(stream.raw_batches()))
+    assert "context_spaces" not in batch[0]
+    by_id = {r["id"]: r for r in rows}
+    v2 = [by_id[r["id"]] for r in batch]
+    current = ParquetBatches(list_shards(mrc_output), 8, columns=SPEC.columns, optional_columns=SPEC.optional_columns)
+    assert {"query_spaces", "context_spaces"} <= set(next(iter(current.raw_batches()))[0])
+    assert MPMRCollator(tokenizer)(batch)["input_ids"].equal(MPMRCollator(tokenizer, use_spacing=False)(v2)["input_ids"])

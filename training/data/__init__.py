@@ -154,6 +154,7 @@ class ParquetBatches(IterableDataset):
         start_batch: int = 0,
         columns: list[str] | None = None,
         interleave_units: int = 8,
+        optional_columns: list[str] = (),
     ):
         self.files = [Path(f) for f in files]
         self.batch_size = batch_size
@@ -164,12 +165,15 @@ class ParquetBatches(IterableDataset):
         self.shuffle_buffer = max(1, shuffle_buffer)
         self.start_batch = start_batch  # batches this rank's loader has already handed out
         self.columns = columns
+        self.file_columns: list[list[str] | None] = []  # per file: `columns` and the optional ones it has
         self.interleave_units = max(1, interleave_units)
         # (file index, row group) units and their row counts, read from the footers once: the stream is
         # planned on row positions alone, and rows are read only for the batches that are handed out.
         self.units, self.unit_rows = [], {}
         for i, f in enumerate(self.files):
             meta = read_metadata(f)
+            present = set(meta.schema.to_arrow_schema().names)
+            self.file_columns.append(None if columns is None else [*columns, *(c for c in optional_columns if c in present)])
             for g in range(meta.num_row_groups):
                 self.units.append((i, g))
                 self.unit_rows[(i, g)] = meta.row_group(g).num_rows
@@ -283,7 +287,7 @@ class ParquetBatches(IterableDataset):
 
     def _read(self, unit: tuple[int, int]) -> list[dict]:
         file_index, group = unit
-        return read_row_group(self.files[file_index], group, self.columns)
+        return read_row_group(self.files[file_index], group, self.file_columns[file_index])
 
     def raw_batches(self) -> Iterator[list[dict]]:
         """The endless stream of batches of row dicts, epochs one after another."""

@@ -60,7 +60,8 @@ def with_que_embedding(model, tokenizer):
 class CLISMCollator:
     def __init__(self, tokenizer: PreTrainedTokenizerBase, max_sentence_tokens: int = 128, max_seq_len: int = 256,
                  spans_per_pair: int = 0, span_labels: str | list[str] | None = None,
-                 mlm_probability: float = 0.15, mlm: bool = True, cacr: bool = True, seed: int = 0):
+                 mlm_probability: float = 0.15, mlm: bool = True, cacr: bool = True, seed: int = 0,
+                 use_spacing: bool = True):
         if QUE_TOKEN not in tokenizer.get_vocab():
             raise ValueError(f"tokenizer has no {QUE_TOKEN} token; prepare it with add_que_token()")
         if max_seq_len < 6:
@@ -81,16 +82,18 @@ class CLISMCollator:
         self.mask, self.unk = tokenizer.mask_token_id, tokenizer.unk_token_id
         self.special_ids = frozenset(tokenizer.all_special_ids) | {self.que}
         self.pieces = WordPieces(tokenizer)
+        self.use_spacing = use_spacing  # the rows' src_spaces/tgt_spaces shape the subwords (word_pieces.py)
         # Random replacements (the 10%) are ordinary tokens only: a random [QUE] would be a question
         # without an answer, a random </s> would move the sentence boundary.
         self.ordinary_ids = [i for i in range(len(tokenizer)) if i not in self.special_ids]
 
     # ---- subwords per word ----
 
-    def _words_to_subwords(self, sentences: list[list[str]], counts: Counter) -> list[list[tuple[int, ...]]]:
+    def _words_to_subwords(self, sentences: list[list[str]], counts: Counter, spaces: list | None = None
+                           ) -> list[list[tuple[int, ...]]]:
         """For each sentence, the subword ids of each word (training/data/word_pieces.py)."""
         out = []
-        for per_word in self.pieces(sentences):
+        for per_word in self.pieces(sentences, spaces if self.use_spacing else None):
             for w, pieces in enumerate(per_word):
                 if not self.special_ids.isdisjoint(pieces):
                     # A word that is literally "[QUE]" or "</s>" in the text: an added special token
@@ -213,8 +216,8 @@ class CLISMCollator:
 
     def __call__(self, rows: list[dict]) -> dict:
         counts: Counter = Counter()
-        src = self._words_to_subwords([r["src_words"] for r in rows], counts)
-        tgt = self._words_to_subwords([r["tgt_words"] for r in rows], counts)
+        src = self._words_to_subwords([r["src_words"] for r in rows], counts, [r.get("src_spaces") for r in rows])
+        tgt = self._words_to_subwords([r["tgt_words"] for r in rows], counts, [r.get("tgt_spaces") for r in rows])
         made = [self._row(r, s, t, counts) for r, s, t in zip(rows, src, tgt)]
         counts["rows"] += len(rows)
         T = max(len(m["ids"]) for m in made)

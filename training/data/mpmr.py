@@ -26,7 +26,8 @@ from training.data.word_pieces import WordPieces
 
 
 class MPMRCollator:
-    def __init__(self, tokenizer: PreTrainedTokenizerBase, max_query_tokens: int = 128, max_seq_len: int = 512):
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, max_query_tokens: int = 128, max_seq_len: int = 512,
+                 use_spacing: bool = True):
         if max_query_tokens + 4 >= max_seq_len:
             raise ValueError(f"max_query_tokens={max_query_tokens} leaves no room for context in max_seq_len={max_seq_len}")
         self.tokenizer = tokenizer
@@ -37,16 +38,22 @@ class MPMRCollator:
         if self.mask is None:
             raise ValueError(f"{type(tokenizer).__name__} has no mask token: mPMR queries need one for the entity")
         self.pieces = WordPieces(tokenizer)
+        # Rows' space flags (query_spaces, context_spaces) shape the subwords; off, or in rows without
+        # them, a script rule stands in (training/data/word_pieces.py).
+        self.use_spacing = use_spacing
+
+    def _spaces(self, rows: list[dict], column: str) -> list | None:
+        return [r.get(column) for r in rows] if self.use_spacing else None
 
     def _query_ids(self, rows: list[dict]) -> list[list[int]]:
         """Query subwords, each `[MASK]` word replaced by the single mask token id."""
         queries = [r["query_words"] for r in rows]
         return [[t for word, pieces in zip(words, per_word) for t in ((self.mask,) if word == MASK else pieces)]
-                for words, per_word in zip(queries, self.pieces(queries))]
+                for words, per_word in zip(queries, self.pieces(queries, self._spaces(rows, "query_spaces")))]
 
     def __call__(self, rows: list[dict]) -> dict:
         queries = self._query_ids(rows)
-        contexts = self.pieces.flat([r["context_words"] for r in rows])
+        contexts = self.pieces.flat([r["context_words"] for r in rows], self._spaces(rows, "context_spaces"))
         sequences, spans, answerable, word_index = [], [], [], []
         counts: Counter = Counter()
         for b, (row, q_ids, (c_ids, c_words)) in enumerate(zip(rows, queries, contexts)):

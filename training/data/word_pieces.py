@@ -23,11 +23,18 @@ spaces, and this is how those scripts are written) is encoded as a continuation,
 Its pieces are still its own (the same for every occurrence), so the cache holds; only the first word
 of a sentence and words after a space get the prefix, as in the running text. A tokenizer that is not
 Metaspace-based (e.g. WordPiece) is left as it was.
+
+Rows that carry their spacing (schema v2: a flag per word, whether a space follows it in the text;
+corpora/spacing.py) say exactly which words follow their neighbour without a space, in every script:
+the Korean particle after its noun ("서울" "에"), the comma after "Paris", a Latin name inside Chinese
+text, the spaces Thai writes between phrases. The script rule above is for rows without flags (v1
+data, task files split here).
 """
 from __future__ import annotations
 
 import json
 import re
+from typing import NamedTuple
 
 from transformers import PreTrainedTokenizerBase
 
@@ -57,9 +64,31 @@ def glued_flags(words: list[str]) -> list[bool] | None:
     return flags
 
 
-def running_text(words: list[str]) -> str:
-    """The words as running text: a space before each word but those glued to the one before."""
-    glued = glued_flags(words)
+def glued_from_spaces(spaces) -> list[bool]:
+    """Glued flags from space flags: a word is glued when the one before it has no space after it."""
+    return [False, *(not space for space in spaces[:-1])] if len(spaces) else []
+
+
+def sentence_glue(words: list[str], spaces=None) -> list[bool] | None:
+    """The glued flags of one sentence: from its space flags when it has one per word, else the script
+    rule (glued_flags); None when no word is glued."""
+    if spaces is not None and len(spaces) == len(words):
+        glued = glued_from_spaces(spaces)
+        return glued if any(glued) else None
+    return glued_flags(words)
+
+
+class SpacedWords(NamedTuple):
+    """A sentence's words with their space flags (one per word, or None: the script rule)."""
+
+    words: list[str]
+    spaces: list[bool] | None
+
+
+def running_text(words: list[str], spaces=None) -> str:
+    """The words as running text: a space before each word but those glued to the one before (exactly
+    the source text's spacing when `spaces` gives a flag per word)."""
+    glued = sentence_glue(words, spaces)
     if glued is None:
         return " ".join(words)
     return "".join(w if k == 0 or glued[k] else " " + w for k, w in enumerate(words))
@@ -104,10 +133,12 @@ class WordPieces:
         self._known: dict[str, tuple[int, ...]] = {}
         self._continuation = _continuation_tokenizer(tokenizer)
 
-    def __call__(self, sentences: list[list[str]]) -> list[list[tuple[int, ...]]]:
-        """For each sentence, the subword ids of each of its words (no special tokens)."""
+    def __call__(self, sentences: list[list[str]], spaces: list | None = None) -> list[list[tuple[int, ...]]]:
+        """For each sentence, the subword ids of each of its words (no special tokens); `spaces`, one list
+        of flags (or None) per sentence, says which words a space follows in the text."""
         known = self._known
-        keyed = [self._keys(words) for words in sentences]
+        spaces = spaces if spaces is not None else [None] * len(sentences)
+        keyed = [self._keys(words, flags) for words, flags in zip(sentences, spaces)]
         new = list(dict.fromkeys(key for keys in keyed for key in keys if key not in known))
         if new:
             if len(known) + len(new) > self.max_words:
@@ -122,17 +153,17 @@ class WordPieces:
                 known.update(zip(glued, self._tokenise_glued([key[1:] for key in glued])))
         return [[known[key] for key in keys] for keys in keyed]
 
-    def _keys(self, words: list[str]) -> list[str]:
+    def _keys(self, words: list[str], spaces=None) -> list[str]:
         """Cache keys: the words themselves, and for words glued to the one before, the word behind _GLUED."""
-        glued = glued_flags(words) if self._continuation is not None else None
+        glued = sentence_glue(words, spaces) if self._continuation is not None else None
         if glued is None:
             return words
         return [_GLUED + word if flag else word for word, flag in zip(words, glued)]
 
-    def flat(self, sentences: list[list[str]]) -> list[tuple[list[int], list[int]]]:
+    def flat(self, sentences: list[list[str]], spaces: list | None = None) -> list[tuple[list[int], list[int]]]:
         """For each sentence, its subword ids and the word index of each (as `word_ids()` gives)."""
         return [([t for pieces in per_word for t in pieces], [w for w, pieces in enumerate(per_word) for _ in pieces])
-                for per_word in self(sentences)]
+                for per_word in self(sentences, spaces)]
 
     def _tokenise(self, words: list[str]) -> list[tuple[int, ...]]:
         # All new words as one pre-split sequence: one encoding, cut back into words by word_ids().

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from transformers import XLMRobertaConfig
 
-from corpora.schemas import CLISM_SCHEMA
+from corpora.schemas import CLISM_SCHEMA, CLISM_SCHEMA_V1
 from training.config import TrainConfig
 from training.data.clism import QUE_TOKEN, CLISMCollator, add_que_token, with_que_embedding
 from training.models.clism import TAU_READINGS, CLISMForPreTraining
@@ -105,12 +105,15 @@ def from_config(config: dict) -> CLISMForPreTraining:
 
 def collator(cfg: CLISMTrainConfig, tokenizer) -> CLISMCollator:
     return CLISMCollator(tokenizer, cfg.max_sentence_tokens, cfg.max_seq_len, cfg.spans_per_pair, cfg.span_labels,
-                         cfg.mlm_probability, mlm=not cfg.no_mlm, cacr=not cfg.no_cacr, seed=cfg.seed)
+                         cfg.mlm_probability, mlm=not cfg.no_mlm, cacr=not cfg.no_cacr, seed=cfg.seed,
+                         use_spacing=not cfg.no_word_spacing)
 
 
 class CLISMRecipe(Recipe):
     schema = CLISM_SCHEMA
+    older_schemas = (CLISM_SCHEMA_V1,)
     columns = ["id", "src_words", "tgt_words", "spans"]
+    optional_columns = ["src_spaces", "tgt_spaces"]
     word_columns = ["src_words", "tgt_words"]
     configs = CONFIGS
     extra_flags = EXTRA_FLAGS

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from transformers import XLMRobertaConfig
 
-from corpora.schemas import MRC_SCHEMA
+from corpora.schemas import MRC_SCHEMA, MRC_SCHEMA_V1
 from training.config import TrainConfig
 from training.data.mpmr import MPMRCollator
 from training.models.mpmr import MPMRForWAE, build_config, from_pretrained_encoder
@@ -74,7 +74,7 @@ def from_config(config: dict) -> MPMRForWAE:
 
 
 def collator(cfg: MPMRTrainConfig, tokenizer) -> MPMRCollator:
-    return MPMRCollator(tokenizer, cfg.max_query_tokens, cfg.max_seq_len)
+    return MPMRCollator(tokenizer, cfg.max_query_tokens, cfg.max_seq_len, use_spacing=not cfg.no_word_spacing)
 
 
 def min_seq_len(cfg: MPMRTrainConfig) -> tuple[int, str]:
@@ -84,7 +84,9 @@ def min_seq_len(cfg: MPMRTrainConfig) -> tuple[int, str]:
 
 class MPMRRecipe(Recipe):
     schema = MRC_SCHEMA
+    older_schemas = (MRC_SCHEMA_V1,)
     columns = ["query_words", "context_words", "answers", "answerable"]
+    optional_columns = ["query_spaces", "context_spaces"]
     word_columns = ["query_words", "context_words"]
     configs = CONFIGS
     extra_flags = EXTRA_FLAGS

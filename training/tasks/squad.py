@@ -114,6 +114,12 @@ def context_words(context: str) -> list[tuple[str, int, int]]:
     return split_words(context)
 
 
+def spaces_of(text: str, words: list[tuple[str, int, int]]) -> list[bool]:
+    """Per word, whether whitespace follows it in `text` before the next word (the last word: at all)."""
+    ends = [s for _, s, _ in words[1:]] + [len(text)]
+    return [any(ch.isspace() for ch in text[e:nxt]) for (_, _, e), nxt in zip(words, ends)]
+
+
 def answer_word_span(words: list[tuple[str, int, int]], answer: dict) -> tuple[int, int] | None:
     """(first, last) word index covering the answer's characters, or None if it covers no word
     (a gold answer made only of spaces, or offsets outside the context)."""
@@ -176,7 +182,10 @@ def to_rows(examples: list[SquadExample], tokenizer, max_query_tokens: int, max_
     for n, ex in enumerate(examples):
         words = context_words(ex.context)
         word_texts = [w for w, _, _ in words]
-        query = [w for w, _, _ in split_words(ex.question)]
+        spaces = spaces_of(ex.context, words)
+        question = split_words(ex.question)
+        query = [w for w, _, _ in question]
+        query_spaces = spaces_of(ex.question, question)
         q_len = min(len(tokenizer(query, is_split_into_words=True, add_special_tokens=False)["input_ids"]) if query else 0,
                     max_query_tokens)
         room = max_seq_len - q_len - 4  # <s> query </s></s> context </s>, as MPMRCollator counts
@@ -184,8 +193,8 @@ def to_rows(examples: list[SquadExample], tokenizer, max_query_tokens: int, max_
         gold = sorted({g for g in gold if g is not None})
         for first, last in windows(subword_counts(tokenizer, word_texts), room, doc_stride):
             answers = [{"start": s - first, "end": e - first} for s, e in gold if first <= s and e < last]
-            rows.append({"query_words": query, "context_words": word_texts[first:last],
-                         "answers": answers, "answerable": bool(answers)})
+            rows.append({"query_words": query, "query_spaces": query_spaces, "context_words": word_texts[first:last],
+                         "context_spaces": spaces[first:last], "answers": answers, "answerable": bool(answers)})
             spans.append(Window(n, first, last))
     return rows, spans
 
