@@ -22,8 +22,12 @@ import apache_beam as beam
 import pyarrow as pa
 
 from corpora.wiki.languages import WikiLanguage, wiki_language
-from corpora.mrc.entity_masking import collect_surface_forms, masked_query_and_leaks
-from corpora.mrc.examples import build_context, lead_words, pick_unanswerable
+from dataclasses import replace
+
+from corpora.mrc.entity_masking import collect_surface_forms, mask_lead
+from corpora.mrc.examples import answer_spans, build_context, lead_words, pick_unanswerable
+from corpora.mrc.query_sentences import without_sentences
+from corpora.wiki.inflections import name_inflection
 from corpora.name_folding import fold_words
 from corpora.seeding import keyed_rng, stable_hash
 from corpora.titles import normalise_title, strip_qualifier
@@ -172,9 +176,10 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
     """On each article: the query if it defines a kept entity, the contexts of its selected mentions."""
 
     def __init__(self, seed: int, query_words: int, context_words: int, languages: dict[str, WikiLanguage] | None = None,
-                 progress_mode=None):
+                 progress_mode=None, longer_names: str = "keep"):
         self.seed, self.query_words, self.context_words = seed, query_words, context_words
         self.languages, self.progress_mode = languages or {}, progress_mode
+        self.longer_names = longer_names  # a name inside another entity's longer name: LONGER_NAME_CHOICES
 
     def process(self, element):
         (lang, page_id), groups = element
@@ -211,6 +216,7 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
             if context is None:
                 self.tally("contexts", "anchor_longer_than_context", lang)
                 continue
+            context = _with_inflected_answers(context, names_on_page[selected.entity], language, tokenizer)
             if (selected.entity, context.words) in seen:
                 self.tally("contexts", "same_window_as_another_mention", lang)
                 continue
@@ -234,22 +240,47 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
     def _query(self, lang, article, text, request, tokenizer, language):
         forms = collect_surface_forms(
             tokenizer, request.title, article.bold_names, request.redirect_titles,
-            request.anchor_texts, stop_words(lang), is_word_like, language.fold_diacritics,
+            request.anchor_texts, stop_words(lang), is_word_like, language.fold_diacritics, lang,
         )
-        # A few words past Q so that a name crossing the Q-th word is masked whole.
+        # A few words past Q so that a name crossing the Q-th word is masked whole; twice Q where
+        # sentences may be dropped.
         longest = max((len(f) for f in forms.forms), default=1)
-        words = lead_words(tokenizer, text, self.query_words + longest)
+        dropping = self.longer_names == "drop_sentence"
+        words = lead_words(tokenizer, text, self.query_words * (2 if dropping else 1) + longest)
         if not words:
             self.tally("entities", "empty_definition", lang)
             yield dead_letter(lang, str(article.page_id), "query", "empty_definition", request.title)
             return
         other_names = _links_to_other_names(text, words, article.lead_anchors, tokenizer, forms)
-        query, leaks = masked_query_and_leaks(words, forms, self.query_words, tokenizer.joins_with_space, other_names)
+        joins = tokenizer.joins_with_space
+        masked = mask_lead(words, forms, self.query_words, joins, other_names, self.longer_names)
+        if masked.longer_names:
+            self.tally("entities", f"query_longer_name_{self.longer_names}", lang)
+        for _ in range(8 if dropping else 0):  # each pass may bring a later sentence into the window
+            if not masked.longer_names:
+                break
+            words, other_names = without_sentences(words, masked.longer_names, other_names)
+            masked = mask_lead(words, forms, self.query_words, joins, other_names, "keep")
+        if dropping and (masked.longer_names or not masked.words):
+            self.tally("entities", "only_sentences_with_longer_names", lang)
+            yield dead_letter(lang, str(article.page_id), "query", "only_sentences_with_longer_names", request.title)
+            return
+        query, leaks = masked.words, masked.leaks
         if leaks:
             self.tally("entities", "unmaskable", lang)
             yield dead_letter(lang, str(article.page_id), "query", "unmaskable_surface_form", f"{request.title}: {leaks[0]}")
             return
         yield (lang, request.title), Query(article.page_id, tuple(query), forms.forms)
+
+
+def _with_inflected_answers(context, names, language: WikiLanguage, tokenizer):
+    """Where the language inflects names, an inflected form of the anchor or of another name of the
+    entity in the context ("ভারতের" of ভারত) is a mention of it too (corpora/wiki/inflections.py)."""
+    inflection = name_inflection(language.code, language.fold_diacritics) if tokenizer.joins_with_space else None
+    if inflection is None or not inflection.inflects:
+        return context
+    answers = answer_spans(context.words, [context.anchor_words, *names], True, inflection.bases, language.fold_diacritics)
+    return context if answers == context.answers else replace(context, answers=answers)
 
 
 def _word_offsets(text: str, words) -> list[int]:
@@ -349,12 +380,14 @@ class PairUnanswerableFn(TallyingDoFn):
         pool = [c for b in bundles for c in b.contexts]
         joins_with_space = get_tokenizer(lang).joins_with_space
         strip_accents = wiki_language(lang).fold_diacritics
+        inflection = name_inflection(lang, strip_accents) if joins_with_space else None
+        bases = inflection.bases if inflection is not None and inflection.inflects else None
         for bundle in bundles:
             wanted = len(bundle.contexts)
             chosen = pick_unanswerable(
                 bundle.entity, bundle.query.definition_page, bundle.forbidden, pool, wanted,
                 lambda cid, e=bundle.entity: stable_hash(self.seed, "unanswerable", lang, e, cid),
-                joins_with_space, strip_accents,
+                joins_with_space, strip_accents, bases,
             )
             if len(chosen) < wanted:
                 self.tally("examples", "unanswerable_shortfall", lang, wanted - len(chosen))

@@ -23,9 +23,16 @@ def row(query, context, answers=((0, 0),), answerable=True, lang="en", entity="P
     }
 
 
-def checks(r, titles=(("paris",),), linked=()):
+def checks(r, titles=None, linked=()):
     language = wiki_language(r["lang"])
+    titles = titles if titles is not None else ((r["entity"].casefold(),),)
     return set(audit_row(r, list(titles), _markup_re(r["lang"]), language.dab_phrase_re, linked))
+
+
+def test_a_derivation_is_neither_a_leak_nor_a_mention():
+    # "the Angolan economy" names no Angola: English inflects no name (corpora/wiki/inflections.py).
+    angolan = row("[MASK] is a country . The Angolan economy grew .", "Angola exports oil ; Angolan troops", entity="Angola")
+    assert checks(angolan) == set()
 
 
 CLEAN = row("[MASK] is the capital of France .", "Paris is big and old .")
@@ -41,7 +48,9 @@ CLEAN = row("[MASK] is the capital of France .", "Paris is big and old .")
         (row("[MASK] was founded 17751783 .", "Paris is big"), "glued_numbers"),
         (row("[MASK] քաղաք է ։", "Փարիզը մայրաքաղաքն է։", lang="hy"), "glued_marks"),
         (row("[MASK] is Paris .", "Paris is big"), "title_in_query"),
-        (row("[MASK] or Parisi is the capital .", "Paris is big"), "title_in_query"),  # another ending
+        (row("[MASK] : η ιστορία της Κρήτης .", "Κρήτη είναι", lang="el", entity="Κρήτη"), "title_in_query"),  # genitive
+        (row("[MASK] ঢাকার জিডিপি ১৬২ বিলিয়ন ।", "ঢাকা শহর", lang="bn", entity="ঢাকা"), "title_in_query"),
+        (row("[MASK] দেশ ।", "ভারত একটি দেশ । ভারতের রাজধানী", lang="bn", entity="ভারত"), "unmarked_mention"),
         (row("[MASK] is the capital .", "Paris is big and paris is old", answers=[(0, 0)]), "unmarked_mention"),
         (row("[MASK] is the capital .", "Rome and Paris", answerable=False), "unmarked_mention"),
         (row("[MASK] is the capital .", "Paris may refer to : a city"), "disambiguation"),
