@@ -6,18 +6,27 @@ It reads the rows only (no job internals) and flags each row for every rule it b
 
   markup             wiki markup in the query or context: [[ ]] {{ }} |, image options (thumb, 250px,
                      and their localised forms from the language table), <tags>, '' quotes, == headings
+                     and their split signs ("= ="); where "|" is typed for the danda, a pipe that is
+                     no danda (at a start, inside a bracket, not between words of the script)
   empty_brackets     brackets holding nothing but spaces and separators: "( )", "(; ;)", "[ , ]"
                      ("( )" after an ASCII identifier is code: "printf()")
   glued_numbers      two years run together ("17751783": a dash template dropped between them)
   glued_marks        a script's sentence mark glued to a word ("Երևան։", "सण॥", "မြန်မာ။"): the
                      tokeniser did not split it, so the word never equals the same name elsewhere
   title_in_query     the entity's title (or its unqualified form) still in the query, compared up to
-                     case and, where the language allows, accents (corpora/name_folding.py); a one-word
-                     title also with another ending ("Κρήτης" for Κρήτη). With --dump, a title kept
-                     inside a longer link of its definition page is not counted (kept by design)
-  unmarked_mention   answerable: a span of context words equal to the answer up to case that is not
-                     an answer; unanswerable: the answer-free context holds the title
+                     case and, where the language allows, accents (corpora/name_folding.py); also
+                     inflected where the language inflects names ("Κρήτης" for Κρήτη, bn "ঢাকার";
+                     corpora/wiki/inflections.py) or respelled. With --dump, a title kept inside a
+                     longer link of its definition page is not counted here but apart (below)
+  unmarked_mention   answerable: a span of context words equal to the answer up to case (or an
+                     inflected form of it) that is not an answer; unanswerable: the answer-free
+                     context holds the title
   disambiguation     the context reads like a disambiguation page ("may refer to", localised)
+
+A second table counts distinct queries per language (a query is shared by up to 20 rows): those
+that leak (title_in_query) and those that keep the title inside a longer link of the definition
+page, a leak the job accepts only under `--names_in_longer_names keep` (with the dumps; without
+them such a query is counted as leaking).
 
 The job's tests run it on every real excerpt; users can run it on their own output. Exit status 1
 when more than --max_flagged_share of the rows are flagged.
@@ -45,61 +54,9 @@ CHECKS = (
     "markup", "empty_brackets", "glued_numbers", "glued_marks", "title_in_query", "unmarked_mention", "disambiguation"
 )
 
-# Tags: the wikitext-only ones (<ref>, <gallery> …), any tag with attributes, and self-closing
-# <br/>. A bare "<s>" or "<font>" is left alone: articles about HTML or letters write them as text
-# ("&lt;s&gt; is an HTML tag"), which MediaWiki shows literally.
-_WIKI_TAGS = (
-    "ref|references|gallery|nowiki|math|chem|ce|timeline|imagemap|templatestyles|templatedata|section|noinclude|"
-    "includeonly|onlyinclude|syntaxhighlight|source|score|poem|hiero|mapframe|maplink|graph|inputbox|categorytree"
+from corpora.mrc.audit_text import (  # noqa: E402  (re-exported: benchmarks and tests read them here)
+    EMPTY_BRACKETS_RE as _EMPTY_BRACKETS_RE, GLUED_MARK_RE as _GLUED_MARK_RE, is_glued_years, markup_re as _markup_re,
 )
-_GENERIC_MARKUP = (
-    r"\[\[|\]\]|\{\{|\}\}|\||''|==|__[A-Z]{3,}__|&[a-z]+;"
-    r"|<\s*/?\s*(?:%s)\b[^<>]*>|<\s*[a-zA-Z][a-zA-Z0-9]*\s+[a-z]+\s*=[^<>]*>|<\s*br\s*/?\s*/\s*>" % _WIKI_TAGS
-)
-# "(...)", "(.)" are text, and so is "( )" or "[ ]" after an ASCII identifier: code written by the
-# author ("printf()", "call[]"), which the parser keeps (a template's residue follows a space, and
-# words joined here lose that difference).
-_EMPTY_BRACKETS_RE = re.compile(
-    r"(?<![A-Za-z0-9_] )(?<![A-Za-z0-9_])[(\[]\s*[)\]]|[(\[（【]\s*(?:[;,:、，；/–—-]\s*)+[)\]）】]|[（【]\s*[)\]）】]"
-)
-_GLUED_YEARS_RE = re.compile(r"^(?:1[0-9]|20)[0-9]{2}(?:1[0-9]|20)[0-9]{2}$")
-
-
-def is_glued_years(word: str) -> bool:
-    """"17751783": a range of years whose dash went with a template. A range runs forward, so
-    "11351000" (hy: an area of 11,351,000 km² written without separators) is a number, not two years."""
-    return bool(_GLUED_YEARS_RE.match(word)) and word[:4] <= word[4:]
-# Full stops, commas and question marks of scripts whose tokenisers may not know them: Armenian,
-# Devanagari and its neighbours, Tibetan, Myanmar, Khmer, Ethiopic, Arabic, CJK (fullwidth). Not
-# the marks that belong to a word: Armenian abbreviation dots (մ․թ․ա․), emphasis and question accents.
-_SENTENCE_MARKS = "։՝।॥།༎။၊។៕።፣፤،؛؟۔。、，！？；："
-_GLUED_MARK_RE = re.compile(f"[^\\s{_SENTENCE_MARKS}][{_SENTENCE_MARKS}]|[{_SENTENCE_MARKS}][^\\s{_SENTENCE_MARKS}]")
-
-
-
-# A pipe that is no danda: at the start, after anything but a letter or mark of an Indic script, before
-# anything but a space and a letter, or after an opening bracket not closed before it.
-_INDIC = "\u0900-\u0DFF"
-_NOT_A_DANDA = (rf"(?:^|(?<![{_INDIC}])(?<![{_INDIC}] ))\||\|(?! [^\W\d_])"
-                r"|\[[^\]]*\||\{[^}]*\|")
-# A heading's equals signs run into prose ("पर्यटन = = बाह्य दुवे==").
-_HEADING_REMNANT = r"(?:^|\s)=\s?=(?:\s|$)"
-
-
-def _markup_re(lang: str) -> re.Pattern:
-    options = wiki_language(lang).image_option_words()
-    words = "|".join(re.escape(w) for w in sorted(options, key=len, reverse=True) if w)
-    pixel = wiki_language(lang).pixel_pattern()
-    # Where authors type "|" for the danda "।" (Devanagari and Bengali script), a pipe between
-    # sentences is text: a letter of the script before it and prose after it, outside brackets.
-    generic = _GENERIC_MARKUP
-    if wiki_language(lang).types_pipe_as_danda:
-        generic = _GENERIC_MARKUP.replace(r"|\||", "|") + "|" + _NOT_A_DANDA
-    alternatives = [generic, pixel, _HEADING_REMNANT]
-    if words:
-        # Image options are only markup next to a pipe or as a whole word beside a pixel size.
-        alternatives.append(r"(?:^|\s)(?:%s)(?=\s*\|)" % words)
-    return re.compile("|".join(alternatives))
 
 
 def _char_spans(words: Sequence[str], name_words: Sequence[str], joins_with_space: bool, strip_accents: bool,

@@ -138,3 +138,41 @@ def test_a_lone_short_number_naming_the_entity_does_not_take_an_ordinal():
     forms = forms_for("el", "10 Ιανουαρίου", anchors=["10"])
     query = masked("el", "Η 10 Ιανουαρίου είναι η 10η ημέρα του έτους.", forms)
     assert query.count(MASK) == 1 and "10η" in query, query
+
+
+# The real viwiki lead of GNU: its last sentence names the GNU Project, a link to another entity.
+GNU_LEAD = ("GNU là một hệ điều hành và bộ sưu tập phần mềm máy tính phong phú . GNU bao gồm toàn bộ phần mềm tự do , "
+            "hầu hết được cấp phép theo General Public License ( GPL ) của GNU Project . GNU là một từ viết tắt đệ quy .")
+
+
+def _gnu():
+    words = GNU_LEAD.split()
+    project = words.index("Project")
+    return words, forms_for("vi", "GNU"), [(project - 1, project)]
+
+
+def test_a_name_inside_a_longer_link_is_kept_whole_masked_whole_or_its_sentence_dropped():
+    from corpora.mrc.entity_masking import mask_lead
+    from corpora.mrc.query_sentences import without_sentences
+
+    words, forms, other_names = _gnu()
+    kept = mask_lead(words, forms, 50, True, other_names, "keep")
+    assert "GNU Project" in " ".join(kept.words) and kept.leaks == [] and kept.longer_names == (other_names[0],)
+    whole = mask_lead(words, forms, 50, True, other_names, "mask_whole")
+    assert "GNU" not in whole.words and "Project" not in whole.words and whole.words.count(MASK) == 4
+    shorter, moved = without_sentences(words, kept.longer_names, other_names)
+    assert " ".join(shorter) == ("GNU là một hệ điều hành và bộ sưu tập phần mềm máy tính phong phú . "
+                                 "GNU là một từ viết tắt đệ quy .")
+    assert moved == []
+    dropped = mask_lead(shorter, forms, 50, True, moved)
+    assert dropped.longer_names == () and "GNU" not in dropped.words
+
+
+def test_an_inflected_form_is_masked_where_the_language_inflects_names():
+    # bn: "Dhaka's GDP" (the genitive -র on ঢাকা); el: the genitive of a two-word name.
+    assert masked("bn", "ঢাকা বাংলাদেশের রাজধানী । ঢাকার জিডিপি ১৬২ বিলিয়ন ডলার ।", forms_for("bn", "ঢাকা")).count(MASK) == 2
+    query = masked("el", "Η Παρισινή Κομμούνα ήταν κυβέρνηση . Η ιστορία της Παρισινής Κομμούνας είναι σύντομη .",
+                   forms_for("el", "Παρισινή Κομμούνα"))
+    assert query.count(MASK) == 2 and "Κομμούνας" not in query
+    # en: a demonym is a derivation, not a form of the name.
+    assert masked("en", "Angola is a country . The Angolan economy grew .", forms_for("en", "Angola")).count(MASK) == 1
