@@ -26,7 +26,7 @@ from dataclasses import replace
 
 from corpora.mrc.entity_masking import collect_surface_forms, mask_lead
 from corpora.mrc.examples import answer_spans, build_context, lead_words, pick_unanswerable
-from corpora.mrc.query_sentences import without_sentences
+from corpora.mrc.query_sentences import masked_without_longer_name_sentences
 from corpora.wiki.inflections import name_inflection
 from corpora.name_folding import fold_words
 from corpora.seeding import keyed_rng, stable_hash
@@ -176,7 +176,7 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
     """On each article: the query if it defines a kept entity, the contexts of its selected mentions."""
 
     def __init__(self, seed: int, query_words: int, context_words: int, languages: dict[str, WikiLanguage] | None = None,
-                 progress_mode=None, longer_names: str = "keep"):
+                 progress_mode=None, longer_names: str = "drop_sentence"):
         self.seed, self.query_words, self.context_words = seed, query_words, context_words
         self.languages, self.progress_mode = languages or {}, progress_mode
         self.longer_names = longer_names  # a name inside another entity's longer name: LONGER_NAME_CHOICES
@@ -256,15 +256,11 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
         masked = mask_lead(words, forms, self.query_words, joins, other_names, self.longer_names)
         if masked.longer_names:
             self.tally("entities", f"query_longer_name_{self.longer_names}", lang)
-        for _ in range(8 if dropping else 0):  # each pass may bring a later sentence into the window
-            if not masked.longer_names:
-                break
-            words, other_names = without_sentences(words, masked.longer_names, other_names)
-            masked = mask_lead(words, forms, self.query_words, joins, other_names, "keep")
-        if dropping and (masked.longer_names or not masked.words):
-            self.tally("entities", "only_sentences_with_longer_names", lang)
-            yield dead_letter(lang, str(article.page_id), "query", "only_sentences_with_longer_names", request.title)
-            return
+        if dropping and masked.longer_names:
+            masked = masked_without_longer_name_sentences(words, forms, self.query_words, joins, other_names, masked)
+            if masked.longer_names:  # every sentence read holds one: the longer names are masked whole
+                self.tally("entities", "only_sentences_with_longer_names", lang)
+                masked = mask_lead(words, forms, self.query_words, joins, other_names, "mask_whole")
         query, leaks = masked.words, masked.leaks
         if leaks:
             self.tally("entities", "unmaskable", lang)
@@ -309,8 +305,8 @@ def _links_to_other_names(text, words, lead_anchors, tokenizer, forms) -> list[t
     names = set(forms.forms)
     ranges = []
     for (start, end), anchor_words in zip(anchors, tokenizer.tokenize_many([text[s:e] for s, e in anchors])):
-        if forms.fold(anchor_words) in names:
-            continue
+        if forms.fold(anchor_words) in names or (tokenizer.joins_with_space and forms.names(anchor_words)):
+            continue  # the entity's own name, or an inflected form of it: masked
         covered = [i for i, at in enumerate(offsets) if at < end and at + len(words[i]) > start]
         if covered:
             ranges.append((covered[0], covered[-1]))

@@ -69,6 +69,12 @@ class SurfaceForms:
         inflection = name_inflection(self.lang, self.strip_accents) if self.lang else None
         return inflection.bases(word) if inflection is not None else frozenset()
 
+    def names(self, words: Sequence[str]) -> bool:
+        """Whether `words` (as written) are one of the forms, or its inflected or respelled form."""
+        folded = self.fold(words)
+        return folded in self.forms or any(
+            len(f) == len(folded) and _matches_at(folded, 0, f, self) for f in self.forms)
+
     def as_strings(self, joins_with_space: bool) -> tuple[str, ...]:
         sep = " " if joins_with_space else ""
         return tuple(sep.join(form) for form in self.forms)

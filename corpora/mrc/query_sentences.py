@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from corpora.mrc.entity_masking import MaskedQuery, mask_lead
+
 # Words that end a sentence: the full stop, question and exclamation marks of the scripts the
 # tokenisers split off, the danda (and a pipe typed for it), the Armenian full stop, CJK and
 # Arabic/Urdu marks, Ethiopic and Burmese full stops.
@@ -44,3 +46,19 @@ def without_sentences(
             kept.append(word)
     moved = [(new_index[a], new_index[b]) for a, b in other_names if a in new_index and b in new_index]
     return kept, moved
+
+
+def masked_without_longer_name_sentences(
+    words, forms, query_words: int, joins: bool, other_names, masked: MaskedQuery
+) -> MaskedQuery:
+    """The query without the sentences holding a longer name of another entity with the entity's in
+    it; each pass may bring a later such sentence into the window. Its `longer_names` are left
+    non-empty when no sentence without one is left."""
+    for _ in range(8):
+        if not masked.longer_names:
+            return masked
+        words, other_names = without_sentences(words, masked.longer_names, other_names)
+        if not words:
+            break
+        masked = mask_lead(words, forms, query_words, joins, other_names, "keep")
+    return masked
