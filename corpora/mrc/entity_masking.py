@@ -42,9 +42,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from corpora.name_folding import fold_words
-from corpora.spelling import is_respelling
 from corpora.titles import strip_qualifier
-from corpora.wiki.inflections import name_inflection
+from corpora.wiki.inflections import is_respelling, name_inflection
 
 MASK = "[MASK]"
 LONGER_NAME_CHOICES = ("drop_sentence", "mask_whole", "keep")

@@ -20,10 +20,10 @@ heuristic for queries (corpora/mrc/entity_masking.py) and to exact matches for a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 from corpora.name_folding import fold_word
-from corpora.spelling import is_respelling
 
 _ZWNJ = "\u200c"
 
@@ -283,6 +283,19 @@ def _shared_prefix(a: str, b: str) -> int:
             break
         n += 1
     return n
+
+
+def is_respelling(word: str, name: str) -> bool:
+    """Another spelling of the name (both folded), not another ending: "aristoteles" (aristotle),
+    "afganistan" (afghanistan), vi "ibrahimovic" (ibrahimović). A word that extends the name or is
+    cut from it is an inflection or a derivation, which the language decides (corpora/wiki/inflections.py:
+    "angolan" is no respelling of "angola"). Names under 5 letters never vary: "gran" must not
+    catch "grant"."""
+    if len(name) < 5 or len(word) < 4 or word[:3] != name[:3] or word == name:
+        return False
+    if word.startswith(name) or name.startswith(word) or abs(len(word) - len(name)) > 2:
+        return False
+    return SequenceMatcher(None, word, name, autojunk=False).ratio() >= 0.85
 
 
 @lru_cache(maxsize=None)
