@@ -51,7 +51,9 @@ class Inflection:
 # Marathi case markers and postpositions written against the oblique stem (Dhongde & Wali, *Marathi*,
 # 2009, ch. 3 "Nominal morphology"; Wikipedia "Marathi grammar", §Cases).
 _MR_MARKERS = ("चा", "ची", "चे", "च्या", "ला", "ना", "ने", "नी", "त", "तील", "तून", "मध्ये", "मधील", "मधून", "वर",
-               "वरील", "कडे", "कडून", "पासून", "साठी", "शी", "ही", "च", "पर्यंत", "विषयी", "सारखा")
+               "वरील", "कडे", "कडून", "पासून", "साठी", "शी", "ही", "च", "पर्यंत", "विषयी", "सारखा",
+               "पेक्षा", "पेक्षाही", "मुळे", "सोबत", "प्रमाणे", "बद्दल", "जवळ", "कडील", "तही", "लाही", "नेही", "चाही",
+               "चीही", "चेही", "च्याही", "तच", "लाच", "चाच", "चीच", "चेच", "च्याच")
 # Bengali case endings and clitics (Thompson, *Bengali: A Comprehensive Grammar*, 2010, ch. 5 "Nouns:
 # case"; Wikipedia "Bengali grammar", §Nouns): genitive -র/-এর, objective -কে, locative -এ/-তে/-য়,
 # plural -রা/-দের, classifiers -টি/-টা, emphatic -ই and inclusive -ও. After a consonant "এ" is the
