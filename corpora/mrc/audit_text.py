@@ -39,12 +39,13 @@ GLUED_MARK_RE = re.compile(f"[^\\s{_SENTENCE_MARKS}][{_SENTENCE_MARKS}]|[{_SENTE
 
 
 # A pipe that is no danda: at the start, after anything but a letter or mark of an Indic script, before
-# anything but a space and a letter, or after an opening bracket not closed before it.
+# anything but a space and a letter (or the entity's [MASK], or the end of the words), or after an
+# opening bracket not closed before it.
 _INDIC = "\u0900-\u0DFF"
-_NOT_A_DANDA = (rf"(?:^|(?<![{_INDIC}])(?<![{_INDIC}] ))\||\|(?! [^\W\d_])"
+_NOT_A_DANDA = (rf"(?:^|(?<![{_INDIC}])(?<![{_INDIC}] ))\||\|(?! [^\W\d_])(?! \[MASK\])(?!$)"
                 r"|\[[^\]]*\||\{[^}]*\|")
 # A heading's equals signs run into prose ("पर्यटन = = बाह्य दुवे==").
-_HEADING_REMNANT = r"(?:^|\s)=\s?=(?:\s|$)"
+_HEADING_REMNANT = r"(?:^|\s)=\s?=(?:\s|$)|=\s=\s?="
 
 
 def markup_re(lang: str) -> re.Pattern:

@@ -54,3 +54,8 @@ def test_the_audit_flags_what_the_rule_removes_and_not_a_danda():
 
 def test_other_languages_still_drop_every_line_with_a_pipe():
     assert text("Paris is a city | It is large and old and full of people\nNext line.", "en") == "Next line."
+
+
+def test_heading_signs_glued_after_a_full_stop_drop_their_line():
+    # Real mrwiki: "…गहन जंगलही असते.= = जगप्रसिद्ध दरी" (a heading run into the sentence before it).
+    assert text(f"कोठे - कोठे यात गहन जंगलही असते.= = जगप्रसिद्ध दरी\n{NEXT}") == NEXT
