@@ -116,7 +116,8 @@ class SelectMentionsFn(TallyingDoFn):
         anchor_texts: Counter = Counter()
         chosen: list = []  # heap of (-order, mention): keeps the N smallest seeded orders
         # A link whose text derives from the target's name ([[Angola|Angolan]]) names the people or an
-        # adjective, not the target: no mention of it (corpora/wiki/inflections.py).
+        # adjective, not the target: no context is cut around it and its text names nothing
+        # (corpora/wiki/inflections.py). It still links the entity, so it counts for the threshold.
         strip_accents = wiki_language(lang).fold_diacritics
         derived: dict[str, bool] = {}
         for m in map(Mention._make, chain.from_iterable(mentions)):
@@ -127,6 +128,7 @@ class SelectMentionsFn(TallyingDoFn):
                 derived[m.text] = is_derived_link(m.text, title, lang, strip_accents)
             if derived[m.text]:
                 derivations += 1
+                count += 1
                 continue
             count += 1
             anchor_texts[m.text] += 1
@@ -143,10 +145,10 @@ class SelectMentionsFn(TallyingDoFn):
         if count < threshold:
             if count:
                 self.tally("entities", "below_min_mentions", lang)
-                self.tally("mentions", "of_rare_entity", lang, count)
+                self.tally("mentions", "of_rare_entity", lang, count - derivations)
             return
         self.tally("entities", "above_min_mentions", lang)
-        self.tally("mentions", "of_kept_entity", lang, count)
+        self.tally("mentions", "of_kept_entity", lang, count - derivations)
         aliases = tuple(sorted(set(groups["alias"])))
         # The most frequent link texts are the names; a long tail of one-off texts adds nothing.
         texts = tuple(t for t, _ in sorted(anchor_texts.items(), key=lambda kv: (-kv[1], kv[0]))[:64])
