@@ -110,9 +110,10 @@ def _without_category_navigation(line: str) -> str:
 
 
 # A heading's equals signs left in prose, which MediaWiki shows literally: a heading written after text
-# on its line ("पर्यटन = = बाह्य दुवे==", "असते.= = जगप्रसिद्ध दरी"), or one whose signs a space split.
+# on its line ("पर्यटन = = बाह्य दुवे==", "असते.= = जगप्रसिद्ध दरी"), one never closed ("===प"), or one
+# whose signs a space split.
 # Code's "a == b" neither ends its line with "==" nor spaces the signs.
-_HEADING_REMNANT_RE = re.compile(r"==\s*$|=\s=")
+_HEADING_REMNANT_RE = re.compile(r"^==|==\s*$|=\s=")
 _LINK_INDEX_RE = re.compile("\x01[0-9]+\x1f")
 _MARKERS_TABLE = dict.fromkeys(map(ord, MARKER_CHARS))
 

@@ -59,3 +59,8 @@ def test_other_languages_still_drop_every_line_with_a_pipe():
 def test_heading_signs_glued_after_a_full_stop_drop_their_line():
     # Real mrwiki: "…गहन जंगलही असते.= = जगप्रसिद्ध दरी" (a heading run into the sentence before it).
     assert text(f"कोठे - कोठे यात गहन जंगलही असते.= = जगप्रसिद्ध दरी\n{NEXT}") == NEXT
+
+
+def test_a_heading_never_closed_drops_its_line():
+    # Real mrwiki: "===प" on a line of its own, above the section's "===आरोग्य पर्यटन===".
+    assert text(f"===प\n{NEXT}") == NEXT
