@@ -16,14 +16,13 @@ travel grouped by target per bundle (LinksByTargetFn), one element per target an
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import NamedTuple
 
 import apache_beam as beam
 import pyarrow as pa
 
 from corpora.wiki.languages import WikiLanguage, wiki_language
-from dataclasses import replace
-
 from corpora.mrc.entity_masking import collect_surface_forms, mask_lead
 from corpora.mrc.examples import answer_spans, build_context, lead_words, pick_unanswerable
 from corpora.mrc.query_sentences import masked_without_longer_name_sentences
