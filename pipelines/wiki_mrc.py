@@ -32,6 +32,10 @@ from pipelines.wiki_dump_reading import (
     repeated_dumps,
     siteinfo_namespaces,
 )
+from corpora.mrc.entity_masking import LONGER_NAME_CHOICES
+
+# A name inside another entity's longer link in its query: chosen by measurement (docs/wiki_mrc.md).
+DEFAULT_LONGER_NAMES = "drop_sentence"
 from pipelines.wiki_mrc_entities import LinksByTargetFn, ResolveLinksFn, SelectMentionsFn, article_page_info
 from pipelines.wiki_mrc_transforms import (
     AssembleExamplesFn,
@@ -72,6 +76,11 @@ class WikiMrcOptions(PipelineOptions):
                             help="multistream bz2 streams (~100 pages each) read by one worker task (default %(default)s)")
         parser.add_argument("--max_page_bytes", type=int, default=20_000_000,
                             help="pages larger than this go to the dead letter (the largest real articles are ~2 MB; default %(default)s)")
+        parser.add_argument("--names_in_longer_names", choices=LONGER_NAME_CHOICES, default=DEFAULT_LONGER_NAMES,
+                            help="the entity's name inside a longer link to another entity in its query (\"the Gulf of "
+                            "Mexico\" in Mexico's): drop its sentence (where every sentence holds one, mask it whole), "
+                            "mask the longer name whole, or keep it (a leak the audit reports apart; default "
+                            "%(default)s; docs/wiki_mrc.md)")
         parser.add_argument("--entities_per_bucket", type=int, default=64,
                             help="entities that exchange contexts for unanswerable examples (default %(default)s)")
 
@@ -154,7 +163,8 @@ class BuildMrcExamples(beam.PTransform):
             {"article": texts, "entity": selected.entities, "selected": selected.mentions}
             | "JoinArticlesWithRequests" >> beam.CoGroupByKey()
             | "BuildQueriesAndContexts" >> beam.ParDo(
-                BuildQueriesAndContextsFn(o.seed, o.query_words, o.context_words, self.languages, mode)
+                BuildQueriesAndContextsFn(o.seed, o.query_words, o.context_words, self.languages, mode,
+                                          getattr(o, "names_in_longer_names", DEFAULT_LONGER_NAMES))
             ).with_outputs("contexts", STATS, DEAD_LETTER, main="queries")
         )
         assembled = (

@@ -10,6 +10,8 @@ from itertools import chain
 import apache_beam as beam
 
 from corpora.seeding import stable_hash
+from corpora.wiki.inflections import is_derived_link
+from corpora.wiki.languages import wiki_language
 from pipelines.beam_outputs import TallyingDoFn, dead_letter, in_global_window
 from pipelines.wiki_mrc_transforms import Article, EntityRequest, Mention, PageInfo, SelectedMention
 
@@ -110,12 +112,23 @@ class SelectMentionsFn(TallyingDoFn):
             )
             self.tally("mentions", reason, lang, sum(map(len, mentions)))
             return
-        count, self_links = 0, 0
+        count, self_links, derivations = 0, 0, 0
         anchor_texts: Counter = Counter()
         chosen: list = []  # heap of (-order, mention): keeps the N smallest seeded orders
+        # A link whose text derives from the target's name ([[Angola|Angolan]]) names the people or an
+        # adjective, not the target: no context is cut around it and its text names nothing
+        # (corpora/wiki/inflections.py). It still links the entity, so it counts for the threshold.
+        strip_accents = wiki_language(lang).fold_diacritics
+        derived: dict[str, bool] = {}
         for m in map(Mention._make, chain.from_iterable(mentions)):
             if m.page_id == page.page_id:
                 self_links += 1
+                continue
+            if m.text not in derived:
+                derived[m.text] = is_derived_link(m.text, title, lang, strip_accents)
+            if derived[m.text]:
+                derivations += 1
+                count += 1
                 continue
             count += 1
             anchor_texts[m.text] += 1
@@ -126,14 +139,16 @@ class SelectMentionsFn(TallyingDoFn):
                 heapq.heapreplace(chosen, item)
         if self_links:
             self.tally("mentions", "self_link", lang, self_links)
+        if derivations:
+            self.tally("mentions", "derivation_of_target", lang, derivations)
         threshold = self.min_en if lang == "en" else self.min_other
         if count < threshold:
             if count:
                 self.tally("entities", "below_min_mentions", lang)
-                self.tally("mentions", "of_rare_entity", lang, count)
+                self.tally("mentions", "of_rare_entity", lang, count - derivations)
             return
         self.tally("entities", "above_min_mentions", lang)
-        self.tally("mentions", "of_kept_entity", lang, count)
+        self.tally("mentions", "of_kept_entity", lang, count - derivations)
         aliases = tuple(sorted(set(groups["alias"])))
         # The most frequent link texts are the names; a long tail of one-off texts adds nothing.
         texts = tuple(t for t, _ in sorted(anchor_texts.items(), key=lambda kv: (-kv[1], kv[0]))[:64])
@@ -144,7 +159,7 @@ class SelectMentionsFn(TallyingDoFn):
         # its links on each chosen page, which name it there as the chosen link's text does.
         texts_on_page: dict[int, dict[str, None]] = {m.page_id: {} for _, m in chosen}
         for m in map(Mention._make, chain.from_iterable(mentions)):
-            if m.page_id in texts_on_page:
+            if m.page_id in texts_on_page and not derived.get(m.text, False):
                 texts_on_page[m.page_id][m.text] = None
         for _, m in sorted(chosen, key=lambda item: -item[0]):
             texts = tuple(sorted(texts_on_page[m.page_id]))

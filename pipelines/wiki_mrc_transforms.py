@@ -16,15 +16,17 @@ travel grouped by target per bundle (LinksByTargetFn), one element per target an
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import apache_beam as beam
 import pyarrow as pa
 
 from corpora.wiki.languages import WikiLanguage, wiki_language
-from corpora.mrc.entity_masking import collect_surface_forms, masked_query_and_leaks, masked_sources
-from corpora.mrc.examples import build_context, lead_located, pick_unanswerable, window_spaces
-from corpora.mrc.query_spacing import masked_query_spaces
+from corpora.mrc.entity_masking import collect_surface_forms, mask_lead
+from corpora.mrc.examples import answer_spans, build_context, lead_located, pick_unanswerable, window_spaces
+from corpora.mrc.query_sentences import masked_without_longer_name_sentences
+from corpora.wiki.inflections import name_inflection
 from corpora.name_folding import fold_words
 from corpora.seeding import keyed_rng, stable_hash
 from corpora.titles import normalise_title, strip_qualifier
@@ -175,9 +177,10 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
     """On each article: the query if it defines a kept entity, the contexts of its selected mentions."""
 
     def __init__(self, seed: int, query_words: int, context_words: int, languages: dict[str, WikiLanguage] | None = None,
-                 progress_mode=None):
+                 progress_mode=None, longer_names: str = "drop_sentence"):
         self.seed, self.query_words, self.context_words = seed, query_words, context_words
         self.languages, self.progress_mode = languages or {}, progress_mode
+        self.longer_names = longer_names  # a name inside another entity's longer name: LONGER_NAME_CHOICES
 
     def process(self, element):
         (lang, page_id), groups = element
@@ -214,6 +217,7 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
             if context is None:
                 self.tally("contexts", "anchor_longer_than_context", lang)
                 continue
+            context = _with_inflected_answers(context, names_on_page[selected.entity], language, tokenizer)
             if (selected.entity, context.words) in seen:
                 self.tally("contexts", "same_window_as_another_mention", lang)
                 continue
@@ -237,25 +241,46 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
     def _query(self, lang, article, text, request, tokenizer, language):
         forms = collect_surface_forms(
             tokenizer, request.title, article.bold_names, request.redirect_titles,
-            request.anchor_texts, stop_words(lang), is_word_like, language.fold_diacritics,
+            request.anchor_texts, stop_words(lang), is_word_like, language.fold_diacritics, lang,
         )
-        # A few words past Q so that a name crossing the Q-th word is masked whole.
+        # A few words past Q so that a name crossing the Q-th word is masked whole; twice Q where
+        # sentences may be dropped.
         longest = max((len(f) for f in forms.forms), default=1)
-        located = lead_located(tokenizer, text, self.query_words + longest)
+        dropping = self.longer_names == "drop_sentence"
+        located = lead_located(tokenizer, text, self.query_words * (2 if dropping else 1) + longest)
         words = [w for w, _ in located]
         if not words:
             self.tally("entities", "empty_definition", lang)
             yield dead_letter(lang, str(article.page_id), "query", "empty_definition", request.title)
             return
         other_names = _links_to_other_names(text, words, article.lead_anchors, tokenizer, forms)
-        query, leaks = masked_query_and_leaks(words, forms, self.query_words, tokenizer.joins_with_space, other_names)
+        joins = tokenizer.joins_with_space
+        masked = mask_lead(words, forms, self.query_words, joins, other_names, self.longer_names)
+        if masked.longer_names:
+            self.tally("entities", f"query_longer_name_{self.longer_names}", lang)
+        if dropping and masked.longer_names:
+            masked = masked_without_longer_name_sentences(words, forms, self.query_words, joins, other_names, masked)
+            if masked.longer_names:  # every sentence read holds one: the longer names are masked whole
+                self.tally("entities", "only_sentences_with_longer_names", lang)
+                masked = mask_lead(words, forms, self.query_words, joins, other_names, "mask_whole")
+        query, leaks = masked.words, masked.leaks
         if leaks:
             self.tally("entities", "unmaskable", lang)
             yield dead_letter(lang, str(article.page_id), "query", "unmaskable_surface_form", f"{request.title}: {leaks[0]}")
             return
-        sources = masked_sources(words, forms, tokenizer.joins_with_space, other_names)
-        spaces = masked_query_spaces(query, words, window_spaces(text, located, tokenizer.joins_with_space), sources)
+        word_spaces = window_spaces(text, located, joins)
+        spaces = tuple(word_spaces[i] for i in masked.last_sources)
         yield (lang, request.title), Query(article.page_id, tuple(query), forms.forms, spaces)
+
+
+def _with_inflected_answers(context, names, language: WikiLanguage, tokenizer):
+    """Where the language inflects names, an inflected form of the anchor or of another name of the
+    entity in the context ("ভারতের" of ভারত) is a mention of it too (corpora/wiki/inflections.py)."""
+    inflection = name_inflection(language.code, language.fold_diacritics) if tokenizer.joins_with_space else None
+    if inflection is None or not inflection.inflects:
+        return context
+    answers = answer_spans(context.words, [context.anchor_words, *names], True, inflection.bases, language.fold_diacritics)
+    return context if answers == context.answers else replace(context, answers=answers)
 
 
 def _word_offsets(text: str, words) -> list[int]:
@@ -284,8 +309,8 @@ def _links_to_other_names(text, words, lead_anchors, tokenizer, forms) -> list[t
     names = set(forms.forms)
     ranges = []
     for (start, end), anchor_words in zip(anchors, tokenizer.tokenize_many([text[s:e] for s, e in anchors])):
-        if forms.fold(anchor_words) in names:
-            continue
+        if forms.fold(anchor_words) in names or (tokenizer.joins_with_space and forms.names(anchor_words)):
+            continue  # the entity's own name, or an inflected form of it: masked
         covered = [i for i, at in enumerate(offsets) if at < end and at + len(words[i]) > start]
         if covered:
             ranges.append((covered[0], covered[-1]))
@@ -357,12 +382,14 @@ class PairUnanswerableFn(TallyingDoFn):
         pool = [c for b in bundles for c in b.contexts]
         joins_with_space = get_tokenizer(lang).joins_with_space
         strip_accents = wiki_language(lang).fold_diacritics
+        inflection = name_inflection(lang, strip_accents) if joins_with_space else None
+        bases = inflection.bases if inflection is not None and inflection.inflects else None
         for bundle in bundles:
             wanted = len(bundle.contexts)
             chosen = pick_unanswerable(
                 bundle.entity, bundle.query.definition_page, bundle.forbidden, pool, wanted,
                 lambda cid, e=bundle.entity: stable_hash(self.seed, "unanswerable", lang, e, cid),
-                joins_with_space, strip_accents,
+                joins_with_space, strip_accents, bases,
             )
             if len(chosen) < wanted:
                 self.tally("examples", "unanswerable_shortfall", lang, wanted - len(chosen))

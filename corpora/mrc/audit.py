@@ -6,18 +6,27 @@ It reads the rows only (no job internals) and flags each row for every rule it b
 
   markup             wiki markup in the query or context: [[ ]] {{ }} |, image options (thumb, 250px,
                      and their localised forms from the language table), <tags>, '' quotes, == headings
+                     and their split signs ("= ="); where "|" is typed for the danda, a pipe that is
+                     no danda (at a start, inside a bracket, not between words of the script)
   empty_brackets     brackets holding nothing but spaces and separators: "( )", "(; ;)", "[ , ]"
                      ("( )" after an ASCII identifier is code: "printf()")
   glued_numbers      two years run together ("17751783": a dash template dropped between them)
   glued_marks        a script's sentence mark glued to a word ("Երևան։", "सण॥", "မြန်မာ။"): the
                      tokeniser did not split it, so the word never equals the same name elsewhere
   title_in_query     the entity's title (or its unqualified form) still in the query, compared up to
-                     case and, where the language allows, accents (corpora/name_folding.py); a one-word
-                     title also with another ending ("Κρήτης" for Κρήτη). With --dump, a title kept
-                     inside a longer link of its definition page is not counted (kept by design)
-  unmarked_mention   answerable: a span of context words equal to the answer up to case that is not
-                     an answer; unanswerable: the answer-free context holds the title
+                     case and, where the language allows, accents (corpora/name_folding.py); also
+                     inflected where the language inflects names ("Κρήτης" for Κρήτη, bn "ঢাকার";
+                     corpora/wiki/inflections.py) or respelled. With --dump, a title kept inside a
+                     longer link of its definition page is not counted here but apart (below)
+  unmarked_mention   answerable: a span of context words equal to the answer up to case (or an
+                     inflected form of it) that is not an answer; unanswerable: the answer-free
+                     context holds the title
   disambiguation     the context reads like a disambiguation page ("may refer to", localised)
+
+A second table counts distinct queries per language (a query is shared by up to 20 rows): those
+that leak (title_in_query) and those that keep the title inside a longer link of the definition
+page, a leak the job accepts only under `--names_in_longer_names keep` (with the dumps; without
+them such a query is counted as leaking).
 
 The job's tests run it on every real excerpt; users can run it on their own output. Exit status 1
 when more than --max_flagged_share of the rows are flagged.
@@ -33,7 +42,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from corpora.cli_flags import CommandParser
-from corpora.mrc.entity_masking import is_inflected_variant
+from corpora.mrc.entity_masking import is_name_variant
+from corpora.wiki.inflections import name_inflection
 from corpora.wiki.languages import wiki_language
 from corpora.mrc.examples import find_spans
 from corpora.dumps.multistream import is_multistream_index
@@ -44,50 +54,9 @@ CHECKS = (
     "markup", "empty_brackets", "glued_numbers", "glued_marks", "title_in_query", "unmarked_mention", "disambiguation"
 )
 
-# Tags: the wikitext-only ones (<ref>, <gallery> …), any tag with attributes, and self-closing
-# <br/>. A bare "<s>" or "<font>" is left alone: articles about HTML or letters write them as text
-# ("&lt;s&gt; is an HTML tag"), which MediaWiki shows literally.
-_WIKI_TAGS = (
-    "ref|references|gallery|nowiki|math|chem|ce|timeline|imagemap|templatestyles|templatedata|section|noinclude|"
-    "includeonly|onlyinclude|syntaxhighlight|source|score|poem|hiero|mapframe|maplink|graph|inputbox|categorytree"
+from corpora.mrc.audit_text import (  # noqa: E402  (re-exported: benchmarks and tests read them here)
+    EMPTY_BRACKETS_RE as _EMPTY_BRACKETS_RE, GLUED_MARK_RE as _GLUED_MARK_RE, is_glued_years, markup_re as _markup_re,
 )
-_GENERIC_MARKUP = (
-    r"\[\[|\]\]|\{\{|\}\}|\||''|==|__[A-Z]{3,}__|&[a-z]+;"
-    r"|<\s*/?\s*(?:%s)\b[^<>]*>|<\s*[a-zA-Z][a-zA-Z0-9]*\s+[a-z]+\s*=[^<>]*>|<\s*br\s*/?\s*/\s*>" % _WIKI_TAGS
-)
-# "(...)", "(.)" are text, and so is "( )" or "[ ]" after an ASCII identifier: code written by the
-# author ("printf()", "call[]"), which the parser keeps (a template's residue follows a space, and
-# words joined here lose that difference).
-_EMPTY_BRACKETS_RE = re.compile(
-    r"(?<![A-Za-z0-9_] )(?<![A-Za-z0-9_])[(\[]\s*[)\]]|[(\[（【]\s*(?:[;,:、，；/–—-]\s*)+[)\]）】]|[（【]\s*[)\]）】]"
-)
-_GLUED_YEARS_RE = re.compile(r"^(?:1[0-9]|20)[0-9]{2}(?:1[0-9]|20)[0-9]{2}$")
-
-
-def is_glued_years(word: str) -> bool:
-    """"17751783": a range of years whose dash went with a template. A range runs forward, so
-    "11351000" (hy: an area of 11,351,000 km² written without separators) is a number, not two years."""
-    return bool(_GLUED_YEARS_RE.match(word)) and word[:4] <= word[4:]
-# Full stops, commas and question marks of scripts whose tokenisers may not know them: Armenian,
-# Devanagari and its neighbours, Tibetan, Myanmar, Khmer, Ethiopic, Arabic, CJK (fullwidth). Not
-# the marks that belong to a word: Armenian abbreviation dots (մ․թ․ա․), emphasis and question accents.
-_SENTENCE_MARKS = "։՝।॥།༎။၊។៕።፣፤،؛؟۔。、，！？；："
-_GLUED_MARK_RE = re.compile(f"[^\\s{_SENTENCE_MARKS}][{_SENTENCE_MARKS}]|[{_SENTENCE_MARKS}][^\\s{_SENTENCE_MARKS}]")
-
-
-
-def _markup_re(lang: str) -> re.Pattern:
-    options = wiki_language(lang).image_option_words()
-    words = "|".join(re.escape(w) for w in sorted(options, key=len, reverse=True) if w)
-    pixel = wiki_language(lang).pixel_pattern()
-    # Where authors type "|" for the danda "।" (Devanagari and Bengali script), a pipe between
-    # sentences is text.
-    generic = _GENERIC_MARKUP.replace(r"|\||", "|") if wiki_language(lang).types_pipe_as_danda else _GENERIC_MARKUP
-    alternatives = [generic, pixel]
-    if words:
-        # Image options are only markup next to a pipe or as a whole word beside a pixel size.
-        alternatives.append(r"(?:^|\s)(?:%s)(?=\s*\|)" % words)
-    return re.compile("|".join(alternatives))
 
 
 def _char_spans(words: Sequence[str], name_words: Sequence[str], joins_with_space: bool, strip_accents: bool,
@@ -110,10 +79,11 @@ def _char_spans(words: Sequence[str], name_words: Sequence[str], joins_with_spac
     return text, spans
 
 
-def title_leaks(query, title_words, linked_texts, joins_with_space, strip_accents) -> tuple[str, ...] | None:
+def title_leaks(query, title_words, linked_texts, joins_with_space, strip_accents, lang="") -> tuple[str, ...] | None:
     """The first title form found in the query outside every longer link text of the definition
     page (`linked_texts`: word tuples), or None. A title inside a longer link to another entity
-    ("GNU Project" in GNU's query) is kept by design (corpora/mrc/entity_masking.py)."""
+    ("GNU Project" in GNU's query) is kept when the job is run so (`--names_in_longer_names keep`),
+    and is counted apart (`title_in_longer_link`)."""
     for title in title_words:
         text, spans = _char_spans(query, title, joins_with_space, strip_accents)
         if not spans:
@@ -126,16 +96,33 @@ def title_leaks(query, title_words, linked_texts, joins_with_space, strip_accent
             if not any(a <= start and end <= b for a, b in longer):
                 return title
     if joins_with_space:
-        # One-word titles with another ending ("Κρήτης" in Crete's query), unless inside a link.
+        # Titles inflected or respelled in the language ("Κρήτης" in Crete's query, bn "ঢাকার"),
+        # unless inside a link.
         linked_words = {w for link in linked_texts for w in fold_words(link, strip_accents)}
+        folded = fold_words(query, strip_accents)
         for title in title_words:
-            if len(title) != 1:
-                continue
-            name = fold_words(title, strip_accents)[0]
-            for word in fold_words(query, strip_accents):
-                if is_inflected_variant(word, name) and word not in linked_words:
-                    return (word,)
+            name = fold_words(title, strip_accents)
+            for i in range(len(folded) - len(name) + 1):
+                span = folded[i : i + len(name)]
+                if span != name and all(w == n or is_name_variant(w, n, lang, strip_accents) for w, n in zip(span, name)) \
+                        and not all(w in linked_words for w in span if w not in name):
+                    return tuple(query[i : i + len(name)])
     return None
+
+
+def title_in_longer_link(query, title_words, linked_texts, joins_with_space, strip_accents) -> bool:
+    """Whether a title form stands in the query inside a longer link text of the definition page:
+    a name kept inside another entity's name, which `--names_in_longer_names keep` accepts."""
+    for title in title_words:
+        spans = _char_spans(query, title, joins_with_space, strip_accents)[1]
+        if not spans:
+            continue
+        for link in linked_texts:
+            if len(link) > len(title) or (not joins_with_space and len("".join(link)) > len("".join(title))):
+                longer = _char_spans(query, link, joins_with_space, strip_accents, glued_prefix=True)[1]
+                if any(a <= start and end <= b for start, end in spans for a, b in longer):
+                    return True
+    return False
 
 
 def _around(text: str, start: int, end: int, width: int = 60) -> str:
@@ -169,7 +156,7 @@ def audit_row(
         match = "glued_marks" not in flagged and _GLUED_MARK_RE.search(joined)
         if match:
             flagged["glued_marks"] = _around(joined, match.start(), match.end())
-    leaked = title_leaks(query, title_words, linked_texts, spaced, language.fold_diacritics)
+    leaked = title_leaks(query, title_words, linked_texts, spaced, language.fold_diacritics, row["lang"])
     if leaked:
         joined, shown = " ".join(query), " ".join(leaked)
         at = joined.lower().find(shown.lower())  # the hit itself, not the query's first words
@@ -179,11 +166,14 @@ def audit_row(
     if row["answerable"] and answers:
         start, end = min(answers)
         names.append(tuple(context[start : end + 1]))
+    inflection = name_inflection(row["lang"], language.fold_diacritics) if spaced else None
+    bases = inflection.bases if inflection is not None and inflection.inflects else None
     if row["answerable"] or not answers:
         covered = {i for s, e in answers for i in range(s, e + 1)}
         for name in names:
             missed = next(
-                (span for span in find_spans(context, name, spaced) if not covered & set(range(span[0], span[1] + 1))),
+                (span for span in find_spans(context, name, spaced, bases, language.fold_diacritics)
+                 if not covered & set(range(span[0], span[1] + 1))),
                 None,
             )
             if missed:
@@ -258,20 +248,33 @@ def audit_rows(rows: Iterable[dict], tokenize_title, dumps_by_lang: dict[str, li
     flagged: Counter = Counter()
     examples: dict = defaultdict(list)
     patterns = {}
+    queries: dict[tuple, set] = defaultdict(set)  # (lang, kind) -> distinct (entity, query)
     for row in rows:
         lang = row["lang"]
         if lang not in patterns:
             patterns[lang] = (_markup_re(lang), wiki_language(lang).dab_phrase_re)
         totals[lang] += 1
-        failed = audit_row(
-            row, title_words[lang].get(row["entity"], []), *patterns[lang], linked.get((lang, row["definition_page"]), ())
-        )
+        titles, links = title_words[lang].get(row["entity"], []), linked.get((lang, row["definition_page"]), ())
+        failed = audit_row(row, titles, *patterns[lang], links)
+        query = (row["entity"], tuple(row["query_words"]))
+        if query not in queries[lang, "all"]:
+            queries[lang, "all"].add(query)
+            if "title_in_query" in failed:
+                queries[lang, "leaky"].add(query)
+            language = wiki_language(lang)
+            if links and title_in_longer_link(row["query_words"], titles, links, language.joins_with_space,
+                                              language.fold_diacritics):
+                queries[lang, "in_longer_link"].add(query)
+                if len(examples[lang, "in_longer_link"]) < 5:
+                    examples[lang, "in_longer_link"].append(f"{row['entity']!r}: {' '.join(row['query_words'])[:200]}")
         for check, detail in failed.items():
             flagged[lang, check] += 1
             if len(examples[lang, check]) < 5:
                 examples[lang, check].append(f"{row['entity']!r}: {detail}")
         if failed:
             flagged[lang, "any"] += 1
+    for (lang, kind), distinct in queries.items():
+        flagged[lang, f"queries_{kind}"] = len(distinct)
     return totals, flagged, examples
 
 
@@ -289,6 +292,12 @@ def format_report(totals: Counter, flagged: Counter) -> str:
         lines.append(
             f"{lang:<6}{n:>8,}{bad:>9,}{bad / max(n, 1):>8.2%}  " + "".join(f"{flagged[lang, c]:>18,}" for c in CHECKS)
         )
+    lines.append("")
+    lines.append(f"{'lang':<6}{'queries':>9}{'leaky':>8}{'share':>8}{'in a longer link':>18}")
+    for lang in sorted(totals):
+        n = flagged[lang, "queries_all"]
+        leaky, longer = flagged[lang, "queries_leaky"], flagged[lang, "queries_in_longer_link"]
+        lines.append(f"{lang:<6}{n:>9,}{leaky:>8,}{leaky / max(n, 1):>8.2%}{longer:>18,}")
     return "\n".join(lines)
 
 

@@ -22,10 +22,16 @@ joined words and every word it overlaps is masked, so no part of a name survives
 Names compare up to case and, where the language allows (corpora/name_folding.py), up to accents:
 "Aristotélēs" is masked in Aristotle's query, "Los Ángeles" in that of Los Angeles.
 
-A name is never masked *inside a longer link to something else*: in Chengdu's query the link
-[[成都平原]] (Chengdu Plain) and in the Nile's the link [[النيل الأبيض]] (White Nile) stay whole,
-since half-masking them would invent a word and still name the other entity. The job passes the
-lead's links as word ranges (`other_names`); a link whose text is itself a surface form is masked.
+A form also matches where the language inflects it (corpora/wiki/inflections.py: "ঢাকার" for ঢাকা,
+"της Κρήτης" for Κρήτη, "Ankara'da"), and where it is respelled ("Aristotélēs", "Afganistan"); a
+derivation ("Angolan", "ελληνικός") names something else and is not masked.
+
+A name is never masked *partly inside a longer link to something else*: in Chengdu's query the link
+[[成都平原]] (Chengdu Plain) and in the Nile's the link [[النيل الأبيض]] (White Nile) would become
+half a name, an invented word that still names the other entity. The job passes the lead's links as
+word ranges (`other_names`); a link whose text is itself a surface form is masked. What happens to
+a longer name holding the entity's is the caller's choice (`LONGER_NAME_CHOICES`): keep it whole,
+mask it whole, or drop the sentence that holds it (`without_sentences`).
 """
 from __future__ import annotations
 
@@ -33,11 +39,14 @@ import re
 from difflib import SequenceMatcher
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from corpora.name_folding import fold_words
 from corpora.titles import strip_qualifier
+from corpora.wiki.inflections import is_respelling, name_inflection
 
 MASK = "[MASK]"
+LONGER_NAME_CHOICES = ("drop_sentence", "mask_whole", "keep")
 
 
 @dataclass(frozen=True)
@@ -46,9 +55,24 @@ class SurfaceForms:
 
     forms: tuple[tuple[str, ...], ...]
     strip_accents: bool = False
+    lang: str = ""  # whose inflection of names applies (corpora/wiki/inflections.py); "" none
 
     def fold(self, words: Iterable[str]) -> tuple[str, ...]:
         return fold_words(words, self.strip_accents)
+
+    def is_variant(self, word: str, name: str) -> bool:
+        return is_name_variant(word, name, self.lang, self.strip_accents)
+
+    def bases(self, word: str) -> frozenset:
+        """Names (folded) of which `word` is an inflected form in the language."""
+        inflection = name_inflection(self.lang, self.strip_accents) if self.lang else None
+        return inflection.bases(word) if inflection is not None else frozenset()
+
+    def names(self, words: Sequence[str]) -> bool:
+        """Whether `words` (as written) are one of the forms, or its inflected or respelled form."""
+        folded = self.fold(words)
+        return folded in self.forms or any(
+            len(f) == len(folded) and _matches_at(folded, 0, f, self) for f in self.forms)
 
     def as_strings(self, joins_with_space: bool) -> tuple[str, ...]:
         sep = " " if joins_with_space else ""
@@ -64,6 +88,7 @@ def collect_surface_forms(
     stop_words: frozenset[str],
     is_word_like,
     strip_accents: bool = False,
+    lang: str = "",
 ) -> SurfaceForms:
     """Tokenise every candidate name once and keep the anchor texts that name the entity."""
     names = [title, strip_qualifier(title), *bold_names]
@@ -86,7 +111,7 @@ def collect_surface_forms(
         ):
             forms.add(folded)
     # Longest first so that "Barack Obama" wins over "Obama" at the same position.
-    return SurfaceForms(tuple(sorted(forms, key=lambda f: (-len(f), f))), strip_accents)
+    return SurfaceForms(tuple(sorted(forms, key=lambda f: (-len(f), f))), strip_accents, lang)
 
 
 def _shares_half_of(anchor_words: tuple[str, ...], joined_names: list[str]) -> bool:
@@ -112,12 +137,20 @@ def _ranges_by_word(other_names: Sequence[tuple[int, int]]) -> dict[int, tuple[i
     return {i: (a, b) for a, b in other_names for i in range(a, b + 1)}
 
 
+def is_name_variant(word: str, name: str, lang: str, strip_accents: bool = True) -> bool:
+    """Whether the folded `word` names what the folded `name` does: an inflected form of it in the
+    language (corpora/wiki/inflections.py) or a respelling. In a language without a table, a close
+    form by letters (`is_inflected_variant`)."""
+    inflection = name_inflection(lang, strip_accents) if lang else None
+    if inflection is None:
+        return is_inflected_variant(word, name)
+    return inflection.is_inflection(word, name) or is_respelling(word, name)
+
+
 def is_inflected_variant(word: str, name: str) -> bool:
-    """Whether `word` is `name` with another ending or spelling, both folded: "κρήτης" (genitive of
-    κρήτη), "σοσιαλισμό" (σοσιαλισμός less its final letter), "apollon" (apollo), "aristoteles"
-    (aristotle), "afganistan" (afghanistan). Names under 5 letters never vary: "gran" must not
-    catch "grant". Measured on the real excerpts: el 27 of 424 entities' queries held such a form,
-    en 2 of 26, vi 3 of 178 (docs/wiki_mrc.md)."""
+    """For a language without an inflection table: `word` is `name` with another ending or
+    spelling, both folded: up to 3 letters added, 2 dropped, or a close spelling. Names under 5
+    letters never vary."""
     if len(name) < 5 or len(word) < 4 or word[:3] != name[:3] or word == name:
         return False
     if word.startswith(name):
@@ -144,19 +177,20 @@ def _leading_digits(word: str) -> str:
     return word[:end]
 
 
-def _matches_at(folded: Sequence[str], i: int, form: tuple[str, ...]) -> bool:
-    """The form at word i, each word equal or an inflected variant (a content word's ending), or in a
+def _matches_at(folded: Sequence[str], i: int, form: tuple[str, ...], forms: SurfaceForms) -> bool:
+    """The form at word i, each word equal or a variant (an inflected form, a respelling), or in a
     form of several words, a number with an ordinal ending ("15η Μαρτίου")."""
     if i + len(form) > len(folded):
         return False
-    return all(w == f or is_inflected_variant(w, f) or len(form) > 1 and f.isdigit() and _ordinal_of(w, f)
+    return all(w == f or forms.is_variant(w, f) or len(form) > 1 and f.isdigit() and _ordinal_of(w, f)
                for w, f in zip(folded[i : i + len(form)], form))
 
 
 def _mask_spaced(
     words: Sequence[str], forms: SurfaceForms, other_names: Sequence[tuple[int, int]] = ()
-) -> list[tuple[str, int]]:
-    """Whole-word, longest-first replacement; returns (word, index of first source word).
+) -> tuple[list[tuple[str, int]], set[tuple[int, int]]]:
+    """Whole-word, longest-first replacement; returns (word, index of first source word) and the
+    other names' ranges that hold a form, left whole.
 
     Exact forms first; then, where no exact form starts, a form whose words may carry another
     ending ("της Κρήτης" in Crete's query). A variant never reaches into a link to another entity,
@@ -176,19 +210,24 @@ def _mask_spaced(
     folded = forms.fold(words)
     range_of = _ranges_by_word(other_names)
     out: list[tuple[str, int]] = []
+    held: set[tuple[int, int]] = set()
     i = 0
     while i < len(words):
         match = next(
             (f for f in by_first.get(folded[i], ()) if folded[i : i + len(f)] == f), None
         )
         if match is None:
-            variants = by_prefix.get(folded[i][:3], ())
+            variants = [f for base in sorted(forms.bases(folded[i])) for f in by_first.get(base, ())]
+            variants += by_prefix.get(folded[i][:3], ())
             if not variants and by_number and folded[i][:1].isdigit():
                 variants = by_number.get(_leading_digits(folded[i]), ())
-            match = next((f for f in variants if _matches_at(folded, i, f)), None)
+            match = next((f for f in variants if _matches_at(folded, i, f, forms)), None)
             if match and any(k in range_of for k in range(i, i + len(match))):
+                if _inside_other_name(i, i + len(match) - 1, range_of):
+                    held.add(range_of[i])
                 match = None
         if match and range_of and _inside_other_name(i, i + len(match) - 1, range_of):
+            held.add(range_of[i])
             match = None
         if match:
             out.append((MASK, i))
@@ -196,12 +235,12 @@ def _mask_spaced(
         else:
             out.append((words[i], i))
             i += 1
-    return out
+    return out, held
 
 
 def _mask_unspaced(
     words: Sequence[str], forms: SurfaceForms, other_names: Sequence[tuple[int, int]] = ()
-) -> list[tuple[str, int]]:
+) -> tuple[list[tuple[str, int]], set[tuple[int, int]]]:
     """Character matching over the joined words; a word overlapped by a match is masked."""
     folded = forms.fold(words)
     range_of = _ranges_by_word(other_names)
@@ -213,6 +252,7 @@ def _mask_unspaced(
     joined = "".join(folded)
     occurrence_of_char = [-1] * len(joined)
     occurrence = 0
+    held: set[tuple[int, int]] = set()
     for form in forms.forms:
         needle = "".join(form)
         if not needle:
@@ -221,6 +261,7 @@ def _mask_unspaced(
             if any(occurrence_of_char[c] >= 0 for c in range(m.start(), m.end())):
                 continue  # already inside a longer form
             if range_of and _inside_other_name(word_of_char[m.start()], word_of_char[m.end() - 1], range_of):
+                held.add(range_of[word_of_char[m.start()]])
                 continue
             for c in range(m.start(), m.end()):
                 occurrence_of_char[c] = occurrence
@@ -239,7 +280,7 @@ def _mask_unspaced(
             continue
         out.append((MASK, i))
         last_occurrence = max(hit)
-    return out
+    return out, held
 
 
 def mask_query(
@@ -248,13 +289,23 @@ def mask_query(
     query_words: int,
     joins_with_space: bool,
     other_names: Sequence[tuple[int, int]] = (),
+    longer_names: str = "keep",
 ) -> list[str]:
     """The first `query_words` source words with the entity masked.
 
     Callers pass a few more words than `query_words` so that a name that starts inside the
     window but ends after it is masked whole rather than cut into a leaking half.
     """
-    return masked_query_and_leaks(words, forms, query_words, joins_with_space, other_names)[0]
+    return mask_lead(words, forms, query_words, joins_with_space, other_names, longer_names).words
+
+
+class MaskedQuery(NamedTuple):
+    words: list[str]
+    leaks: list[str]  # surface forms still in the query outside the other names kept whole
+    longer_names: tuple[tuple[int, int], ...]  # other names (word ranges) in the query that hold a form
+    # For each query word, the last source word it stands for: a `[MASK]` takes that word's spacing
+    # (corpora/spacing.py), so "[MASK], a city" and "[MASK]은" read as the lead did.
+    last_sources: tuple[int, ...] = ()
 
 
 def masked_query_and_leaks(
@@ -265,29 +316,46 @@ def masked_query_and_leaks(
     other_names: Sequence[tuple[int, int]] = (),
 ) -> tuple[list[str], list[str]]:
     """The masked query, and the surface forms still in it outside the other names' links."""
-    masked = (_mask_spaced if joins_with_space else _mask_unspaced)(words, forms, other_names)
+    masked = mask_lead(words, forms, query_words, joins_with_space, other_names)
+    return masked.words, masked.leaks
+
+
+def mask_lead(
+    words: Sequence[str],
+    forms: SurfaceForms,
+    query_words: int,
+    joins_with_space: bool,
+    other_names: Sequence[tuple[int, int]] = (),
+    longer_names: str = "keep",
+) -> MaskedQuery:
+    """The masked query of the first `query_words` words. A longer name of another entity holding one
+    of the entity's forms is kept whole ("keep") or masked whole ("mask_whole"); "drop_sentence" is
+    the caller's (`without_sentences`), and here is "keep"."""
+    masked, held = (_mask_spaced if joins_with_space else _mask_unspaced)(words, forms, other_names)
+    held = tuple(sorted(r for r in held if r[0] < query_words))
+    if longer_names == "mask_whole" and held:
+        start_of = {i: a for a, b in held for i in range(a, b + 1)}
+        masked = [(MASK, source) if source in start_of else (w, source) for w, source in masked
+                  if source not in start_of or source == start_of[source]]
+        other_names = [r for r in other_names if r not in held]
     kept = [(w, source) for w, source in masked if source < query_words]
     inside = _ranges_by_word(other_names)
     # Words of another entity's link are blanked for the leak check: they were kept on purpose.
     checked = [w if w == MASK or source not in inside else "\x00" for w, source in kept]
-    return [w for w, _ in kept], leaked_forms(checked, forms, joins_with_space)
-
-
-def masked_sources(
-    words: Sequence[str],
-    forms: SurfaceForms,
-    joins_with_space: bool,
-    other_names: Sequence[tuple[int, int]] = (),
-) -> list[int]:
-    """The index of the first source word of each word of the masked words (all of them, not only the
-    query's first `query_words`): a `[MASK]` stands for the words up to the next one's source."""
-    return [source for _, source in (_mask_spaced if joins_with_space else _mask_unspaced)(words, forms, other_names)]
+    last_sources = tuple(masked[k + 1][1] - 1 if k + 1 < len(masked) else len(words) - 1 for k in range(len(kept)))
+    return MaskedQuery([w for w, _ in kept], leaked_forms(checked, forms, joins_with_space), held, last_sources)
 
 
 def leaked_forms(query: Sequence[str], forms: SurfaceForms, joins_with_space: bool) -> list[str]:
-    """Surface forms still present in a masked query, by plain string search (an independent check)."""
+    """Surface forms still present in a masked query, by plain string search (an independent check),
+    and where words are spaced, forms inflected or respelled ("ঢাকার" for ঢাকা)."""
     if joins_with_space:
-        text = " " + " ".join(forms.fold(query)) + " "
-        return [s for s in forms.as_strings(True) if s and f" {s} " in text]
+        folded = forms.fold(query)
+        text = " " + " ".join(folded) + " "
+        found = [s for s in forms.as_strings(True) if s and f" {s} " in text]
+        if not found:
+            found = [" ".join(folded[i : i + len(f)]) for i in range(len(folded)) if folded[i] not in (MASK.casefold(), "\x00")
+                     for f in forms.forms if _matches_at(folded, i, f, forms)][:1]
+        return found
     text = "".join(forms.fold(query))
     return [s for s in forms.as_strings(False) if s and s in text]

@@ -37,17 +37,24 @@ class Context:
     spaces: tuple[bool, ...] = ()  # per word, whether whitespace follows it in the article (corpora/spacing.py)
 
 
-def find_spans(words: Sequence[str], target: Sequence[str], joins_with_space: bool = True) -> list[tuple[int, int]]:
+def find_spans(
+    words: Sequence[str], target: Sequence[str], joins_with_space: bool = True, bases=None, strip_accents: bool = False
+) -> list[tuple[int, int]]:
     """Every span of `words` equal to `target` up to case (the paper's "all text spans identical":
-    "Agriculture" opening a sentence is the anchor "agriculture"). Where words join without spaces
+    "Agriculture" opening a sentence is the anchor "agriculture"), and with `bases` (a word -> the
+    names it inflects, corpora/wiki/inflections.py; words folded with `strip_accents`), every span
+    whose words are the target's inflected ("ভারতের" of ভারত). Where words join without spaces
     (zh, ja, th) the segmenter may cut the same characters differently in context, so spans are
     compared by their characters: any run of whole words spelling the target is a span."""
-    goal = fold_words(target, False)
+    goal = fold_words(target, strip_accents and bases is not None)
     if not goal:
         return []
-    folded = fold_words(words, False)
+    folded = fold_words(words, strip_accents and bases is not None)
     if joins_with_space:
         n, first = len(goal), goal[0]
+        if bases is not None:
+            return [(i, i + n - 1) for i in range(len(folded) - n + 1)
+                    if all(w == g or g in bases(w) for w, g in zip(folded[i : i + n], goal))]
         return [(i, i + n - 1) for i in range(len(folded) - n + 1) if folded[i] == first and folded[i : i + n] == goal]
     goal_text = "".join(goal)
     spans = []
@@ -65,12 +72,13 @@ def find_spans(words: Sequence[str], target: Sequence[str], joins_with_space: bo
 
 
 def answer_spans(
-    words: Sequence[str], names: Sequence[Sequence[str]], joins_with_space: bool
+    words: Sequence[str], names: Sequence[Sequence[str]], joins_with_space: bool, bases=None, strip_accents: bool = False
 ) -> tuple[tuple[int, int], ...]:
-    """Spans equal to any of `names` (the anchor text first, then the entity's title forms), without
-    overlaps: where two names overlap, the earlier-starting, then longer, span wins."""
+    """Spans equal to any of `names` (the anchor text first, then the entity's title forms), or with
+    `bases`, inflected forms of them (find_spans), without overlaps: where two names overlap, the
+    earlier-starting, then longer, span wins."""
     candidates = sorted(
-        {span for name in names for span in find_spans(words, name, joins_with_space)},
+        {span for name in names for span in find_spans(words, name, joins_with_space, bases, strip_accents)},
         key=lambda span: (span[0], -span[1]),
     )
     spans, last_end = [], -1
@@ -241,14 +249,28 @@ def lead_located(tokenizer, text: str, need: int) -> list[Located]:
 
 
 def contains_any(
-    words: Sequence[str], forms: Sequence[Sequence[str]], joins_with_space: bool, strip_accents: bool = False
+    words: Sequence[str], forms: Sequence[Sequence[str]], joins_with_space: bool, strip_accents: bool = False,
+    bases=None,
 ) -> bool:
     """Whether a context holds any of the given word sequences (folded as the forms were: case, and
-    accents where `strip_accents`; whole words, or characters where words join without spaces)."""
+    accents where `strip_accents`; whole words, or characters where words join without spaces), or
+    with `bases` (corpora/wiki/inflections.py), an inflected form of one."""
     folded = fold_words(words, strip_accents)
     if joins_with_space:
         text = " " + " ".join(folded) + " "
-        return any(f" {' '.join(f)} " in text for f in forms if f)
+        if any(f" {' '.join(f)} " in text for f in forms if f):
+            return True
+        if bases is not None:
+            by_first = {}
+            for f in forms:
+                if f:
+                    by_first.setdefault(f[0], []).append(f)
+            for i, word in enumerate(folded):
+                for base in bases(word):
+                    for f in by_first.get(base, ()):
+                        if all(w == g or g in bases(w) for w, g in zip(folded[i : i + len(f)], f)) and i + len(f) <= len(folded):
+                            return True
+        return False
     text = "".join(folded)
     return any("".join(f) in text for f in forms if f)
 
@@ -262,6 +284,7 @@ def pick_unanswerable(
     order_key,
     joins_with_space: bool,
     strip_accents: bool = False,
+    bases=None,
 ) -> list[Context]:
     """Up to `count` contexts of other entities that cannot answer this entity's query.
 
@@ -275,7 +298,7 @@ def pick_unanswerable(
             break
         if ctx.entity == entity or ctx.mention_page == definition_page:
             continue
-        if contains_any(ctx.words, forbidden, joins_with_space, strip_accents):
+        if contains_any(ctx.words, forbidden, joins_with_space, strip_accents, bases):
             continue
         chosen.append(ctx)
     return chosen

@@ -80,7 +80,13 @@ _ACCENTS_TELL_WORDS_APART = frozenset({"vi", "tr"})
 
 # Where authors type "|" for the danda "।" (the sentence end of Devanagari and Bengali script), a pipe
 # between sentences is text; elsewhere a pipe left in the text is broken markup (corpora/wikitext/parse.py).
-_PIPE_AS_DANDA = frozenset({"bn", "hi", "mr", "ne", "sa", "as", "or", "pa", "bh", "mai", "new", "bpy", "anp"})
+# Each such language with its script's letters and marks, as a character-class body: a pipe is a danda
+# only after one of them (corpora/wikitext/tidy.py).
+_DEVANAGARI, _BENGALI = "\u0900-\u097f\ua8e0-\ua8ff", "\u0980-\u09ff"
+_PIPE_AS_DANDA = {
+    "bn": _BENGALI, "as": _BENGALI, "bpy": _BENGALI, "or": "\u0b00-\u0b7f", "pa": "\u0a00-\u0a7f",
+    **dict.fromkeys(("hi", "mr", "ne", "sa", "bh", "mai", "new", "anp"), _DEVANAGARI),
+}
 
 # Tail sections every wiki shares (English titles are common on all wikis' templates and bots).
 _ENGLISH_TAIL_SECTIONS = (
@@ -141,6 +147,12 @@ class WikiLanguage:
     @property
     def types_pipe_as_danda(self) -> bool:
         return self.code in _PIPE_AS_DANDA
+
+    @property
+    def danda_script(self) -> str:
+        """The letters and marks of the script whose sentences a typed "|" may end ("" elsewhere),
+        as a regex character-class body."""
+        return _PIPE_AS_DANDA.get(self.code, "")
 
     @cached_property
     def image_option_set(self) -> frozenset[str]:

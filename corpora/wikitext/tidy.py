@@ -49,11 +49,15 @@ def tidy(text: str, language: WikiLanguage) -> str:
     if "|" in text or NOWIKI_PIPE in text:
         lines = [language.image_remnant_re.sub("", line) if "|" in line else line for line in lines]
         if language.types_pipe_as_danda:
-            lines = [line for line in lines if not _is_pipe_separated(line)]
+            danda_re = _danda_pipe_re(language.danda_script)
+            lines = [line for line in lines if _pipes_are_dandas(line, danda_re) and (
+                not _is_pipe_separated(line) or line.endswith("|"))]  # short sentences, each ended
         else:
             lines = [line for line in lines if "|" not in line and NOWIKI_PIPE not in line]
     if "•" in text:
         lines = [line for line in lines if not _is_separated(line, "•")]
+    if "= =" in text or "==" in text:
+        lines = [line for line in lines if line[0] == HEADING or not _HEADING_REMNANT_RE.search(line)]
     if HEADING in text:
         lines = _without_headings(lines, language)
     return "\n".join(line for line in lines if line)
@@ -103,6 +107,46 @@ def _without_category_navigation(line: str) -> str:
 # ("[[X|Y]", "]]X|Y]]", "X|Y" with none, "[[[X|Y]]", "[[X [(y)|Y]]"; MediaWiki shows them literally),
 # notation ("f|S", "{τα| α στο A}", BNF "atom | list", ASCII's "\\|"), or a navigation bar. The line
 # goes, as a <math> formula does; a nowiki'd pipe too (it is shown, and reads as markup all the same).
+
+
+# A heading's equals signs left in prose, which MediaWiki shows literally: a heading written after text
+# on its line ("पर्यटन = = बाह्य दुवे==", "असते.= = जगप्रसिद्ध दरी"), one never closed ("===प"), or one
+# whose signs a space split.
+# Code's "a == b" neither ends its line with "==" nor spaces the signs.
+_HEADING_REMNANT_RE = re.compile(r"^==|==\s*$|=\s=")
+_LINK_INDEX_RE = re.compile("\x01[0-9]+\x1f")
+_MARKERS_TABLE = dict.fromkeys(map(ord, MARKER_CHARS))
+
+
+def _danda_pipe_re(script: str) -> re.Pattern:
+    """A pipe typed for the danda: a letter or mark of the script (a digit of it, a closing bracket
+    or quote) before it, at most one space between, and a space and a letter after it or the line's
+    end after it."""
+    return re.compile(rf"(?<=[{script}\)\"”’]) ?\|(?: (?=[^\W\d_])|$)")
+
+
+def _pipes_are_dandas(line: str, danda_re: re.Pattern) -> bool:
+    """Whether every pipe of the line stands for a danda between sentences of prose. A pipe at the line's
+    start ("|खंडोबाचा"), after anything but the script's letters ("[ गांधार|गांधारच्या" holds an
+    open bracket), before anything but a space and prose, or a nowiki'd one, is what a broken link or
+    table left: the line goes, as it would in any language."""
+    if NOWIKI_PIPE in line:
+        return False
+    plain = _LINK_INDEX_RE.sub("", line).translate(_MARKERS_TABLE)
+    pipes = plain.count("|")
+    if not pipes or plain.lstrip().startswith("|"):
+        return not pipes
+    if len(danda_re.findall(plain)) != pipes:
+        return False
+    depth = 0
+    for ch in plain:  # never inside a bracket
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+        elif ch == "|" and depth:
+            return False
+    return True
 
 
 def _is_pipe_separated(line: str) -> bool:

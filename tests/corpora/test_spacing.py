@@ -8,9 +8,8 @@ import re
 import pytest
 
 from conftest import SHARED_DATA
-from corpora.mrc.entity_masking import MASK, SurfaceForms, masked_query_and_leaks, masked_sources
+from corpora.mrc.entity_masking import MASK, SurfaceForms, mask_lead
 from corpora.mrc.examples import build_context, lead_located, window_spaces
-from corpora.mrc.query_spacing import masked_query_spaces
 from corpora.schemas import CLISM_SCHEMA, CLISM_SCHEMA_V1, MRC_SCHEMA, MRC_SCHEMA_V1, row_problem
 from corpora.spacing import join_words, normalise_spacing, word_spaces
 from corpora.words import get_tokenizer
@@ -89,18 +88,13 @@ def test_a_mask_takes_the_spacing_of_the_last_word_it_hides(lang, text, name, ex
     located = lead_located(tokenizer, text, 50)
     words = [w for w, _ in located]
     forms = SurfaceForms((tuple(w.lower() for w in tokenizer.tokenize(name)),))
-    query, leaks = masked_query_and_leaks(words, forms, 50, tokenizer.joins_with_space)
-    assert not leaks
-    sources = masked_sources(words, forms, tokenizer.joins_with_space)
-    spaces = masked_query_spaces(query, words, window_spaces(text, located, tokenizer.joins_with_space), sources)
+    masked = mask_lead(words, forms, 50, tokenizer.joins_with_space)
+    query = masked.words
+    assert not masked.leaks
+    word_spaces = window_spaces(text, located, tokenizer.joins_with_space)
+    spaces = tuple(word_spaces[i] for i in masked.last_sources)
     assert join_words(query, spaces) == expected
     assert query_text_matches(query, spaces, text)
-
-
-def test_query_spacing_without_consistent_sources_places_words_by_text():
-    words, spaces = ["The", "Big", "Apple", ",", "a", "city"], [True, True, False, True, True, False]
-    query = ["The", MASK, ",", "a", "city"]
-    assert join_words(query, masked_query_spaces(query, words, spaces, [])) == "The [MASK], a city"
 
 
 def test_schemas_are_versioned_and_a_row_needs_one_flag_per_word():

@@ -15,6 +15,8 @@ from corpora.dumps import decoding as dump_bytes
 from corpora.dumps import pages as dumps
 from corpora.dumps.decoding import Gap
 
+from libbz2_calls import reference_calls  # noqa: F401  (a fixture)
+
 REPO = Path(__file__).resolve().parents[3]
 SHARED = Path(os.environ.get("XLU_SHARED", REPO.parent / "shared")) / "data" / "wikipedia"
 REAL_DUMPS = sorted(SHARED.glob("*.xml.bz2"))

@@ -17,6 +17,8 @@ from corpora.dumps import decoding as dump_bytes
 from corpora.dumps import pages as dumps
 from corpora.dumps.multistream import read_index_offsets, split_dump_pages, stream_ranges, write_multistream
 
+from libbz2_calls import reference_calls  # noqa: F401  (a fixture)
+
 REPO = Path(__file__).resolve().parents[3]
 SHARED = Path(os.environ.get("XLU_SHARED_DATA", REPO.parent / "shared" / "data")) / "wikipedia"
 EXCERPT = SHARED / "enwiki-excerpt.xml.bz2"

@@ -23,9 +23,16 @@ def row(query, context, answers=((0, 0),), answerable=True, lang="en", entity="P
     }
 
 
-def checks(r, titles=(("paris",),), linked=()):
+def checks(r, titles=None, linked=()):
     language = wiki_language(r["lang"])
+    titles = titles if titles is not None else ((r["entity"].casefold(),),)
     return set(audit_row(r, list(titles), _markup_re(r["lang"]), language.dab_phrase_re, linked))
+
+
+def test_a_derivation_is_neither_a_leak_nor_a_mention():
+    # "the Angolan economy" names no Angola: English inflects no name (corpora/wiki/inflections.py).
+    angolan = row("[MASK] is a country . The Angolan economy grew .", "Angola exports oil ; Angolan troops", entity="Angola")
+    assert checks(angolan) == set()
 
 
 CLEAN = row("[MASK] is the capital of France .", "Paris is big and old .")
@@ -41,7 +48,9 @@ CLEAN = row("[MASK] is the capital of France .", "Paris is big and old .")
         (row("[MASK] was founded 17751783 .", "Paris is big"), "glued_numbers"),
         (row("[MASK] քաղաք է ։", "Փարիզը մայրաքաղաքն է։", lang="hy"), "glued_marks"),
         (row("[MASK] is Paris .", "Paris is big"), "title_in_query"),
-        (row("[MASK] or Parisi is the capital .", "Paris is big"), "title_in_query"),  # another ending
+        (row("[MASK] : η ιστορία της Κρήτης .", "Κρήτη είναι", lang="el", entity="Κρήτη"), "title_in_query"),  # genitive
+        (row("[MASK] ঢাকার জিডিপি ১৬২ বিলিয়ন ।", "ঢাকা শহর", lang="bn", entity="ঢাকা"), "title_in_query"),
+        (row("[MASK] দেশ ।", "ভারত একটি দেশ । ভারতের রাজধানী", lang="bn", entity="ভারত"), "unmarked_mention"),
         (row("[MASK] is the capital .", "Paris is big and paris is old", answers=[(0, 0)]), "unmarked_mention"),
         (row("[MASK] is the capital .", "Rome and Paris", answerable=False), "unmarked_mention"),
         (row("[MASK] is the capital .", "Paris may refer to : a city"), "disambiguation"),
@@ -130,13 +139,14 @@ def test_another_jobs_folder_is_refused_with_one_line(tmp_path):
 
 def test_without_dump_flags_the_audit_reads_the_dumps_the_job_was_run_on(tmp_path, capsys):
     """A user who ran the job has named its dumps once: the audit takes them from the output's card
-    (the bundled samples when the command had no --dump). Without them, 15 of the 42 ar sample rows
-    were flagged title_in_query for titles kept inside longer links, by design."""
+    (the bundled samples when the command had no --dump). Without them, run with
+    `--names_in_longer_names keep`, 15 of the 42 ar sample rows were flagged title_in_query for titles
+    kept inside longer links."""
     from corpora.mrc import audit as mrc_audit
     from pipelines import wiki_mrc
 
     out = tmp_path / "sample"
-    wiki_mrc.run(["--output", str(out)])
+    wiki_mrc.run(["--output", str(out), "--names_in_longer_names", "keep"])
     assert mrc_audit.main([str(out)]) == 0
     assert "the dumps the job read" in capsys.readouterr().err
     card = out / "README.md"
@@ -146,3 +156,14 @@ def test_without_dump_flags_the_audit_reads_the_dumps_the_job_was_run_on(tmp_pat
     card.unlink()
     assert mrc_audit.main([str(out)]) == 1  # ar's kept titles count again, and the user is told why
     assert "without --dump" in capsys.readouterr().err
+
+
+def test_a_title_inside_a_longer_link_is_counted_apart_from_leaks():
+    from corpora.mrc.audit import title_in_longer_link
+
+    query = "[MASK] là một hệ điều hành . [MASK] được cấp phép theo GPL của GNU Project .".split()
+    titles, links = [("gnu",)], [("GNU", "Project")]
+    assert title_leaks(query, titles, links, True, False, "vi") is None
+    assert title_in_longer_link(query, titles, links, True, False)
+    assert title_leaks(query, titles, [], True, False, "vi") == ("gnu",)  # without the dump: a leak
+    assert not title_in_longer_link(query[:6], titles, links, True, False)

@@ -1,4 +1,5 @@
-"""Fixtures of the dump decoder tests."""
+"""The fixture counting reads that fall back to libbz2, shared by the decoder tests (a module of its own:
+a conftest.py here would shadow tests/conftest.py, which test modules import by name)."""
 from __future__ import annotations
 
 import pytest
