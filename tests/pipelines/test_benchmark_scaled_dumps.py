@@ -13,6 +13,8 @@ from corpora.dumps import pages as dumps
 from corpora.dumps.multistream import read_index_offsets, split_dump_pages
 from conftest import SHARED_DATA
 
+pytestmark = pytest.mark.slow  # the benchmark's tooling, not the product
+
 ROOT = Path(__file__).resolve().parents[2]
 EXCERPT = SHARED_DATA / "wikipedia" / "enwiki-excerpt.xml.bz2"
 needs_excerpt = pytest.mark.skipif(not EXCERPT.exists(), reason="../shared/data is not beside this checkout")

@@ -222,6 +222,7 @@ def test_output_that_is_a_file(tmp_path):
     assert_usage_error(job("vocap", "--output", str(tmp_path / "out")), "is a file, not a folder")
 
 
+@pytest.mark.slow
 @needs_dumps
 def test_earlier_run_is_replaced_and_foreign_output_refused(tmp_path, de_run):
     """The decision (README, --help): a rerun of the same job replaces data/, dead_letter/ and
@@ -298,6 +299,7 @@ def vocab(tmp_path_factory) -> Path:
     return out / "spm.model"
 
 
+@pytest.mark.slow
 def test_xy_corpus_with_no_usable_bitext_line_ends_with_one_line(tmp_path, vocab):
     # Separated lines, each with a side missing: known only by reading the file to its end.
     (tmp_path / "fr-ar.tsv").write_text("\tseulement l'arabe manque\nno separator two\nle français\t\n")

@@ -76,6 +76,7 @@ def test_worker_loads_every_tokeniser_and_ner_offline(tmp_path):
     assert "offline check passed" in result.stdout and "PERSON" in result.stdout
 
 
+@pytest.mark.slow
 def test_training_entry_point_loads_offline_without_beam(tmp_path):
     pytest.importorskip("torch")
     result = subprocess.run([sys.executable, str(DOCKER / "check_offline.py"), "--train"], capture_output=True,

@@ -268,6 +268,7 @@ def test_a_dump_in_parts_is_read_whole_through_a_wildcard_with_each_part_s_index
         wiki_mrc.run(["--output", str(tmp_path / "none"), "--dump", f"en={tmp_path}/frwiki-*.bz2"])
 
 
+@pytest.mark.slow
 @needs_excerpt
 def test_a_dump_older_than_export_schema_0_5_gives_the_same_rows(tmp_path, excerpt_run):
     # Dumps from before about 2010 have no <ns> and no <redirect title=...>: the namespace is in the

@@ -25,7 +25,8 @@ from conftest import SHARED_DATA
 
 SHARED = SHARED_DATA
 GOLD = SHARED / "alignment-gold"
-pytestmark = pytest.mark.skipif(not GOLD.exists(), reason="../shared/data is not beside this checkout")
+pytestmark = [pytest.mark.skipif(not GOLD.exists(), reason="../shared/data is not beside this checkout"),
+              pytest.mark.slow]  # the whole job on real NTREX and Wikipedia text
 
 
 def wikipedia_paragraphs(n: int) -> list[str]:

@@ -67,6 +67,7 @@ def flip_middle(path: Path, size: int = 4096) -> None:
 
 # ---- item 3: non-finite loss or gradient ----
 
+@pytest.mark.slow
 def test_huge_lr_stops_with_the_step_named_and_leaves_no_nan_on_disk(few_rows, tmp_path):
     out = tmp_path / "run"
     # As a user runs it: the exit status is the process's.

@@ -46,6 +46,7 @@ def metrics(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_tiny_model_overfits_real_rows_and_extracts_their_answers(few_rows, tmp_path):
     out = tmp_path / "run"
     # 200 steps: the rows the fixture picks change with the job's output; on today's 8 rows 100 steps
@@ -169,6 +170,7 @@ def throughput_benchmark():
     return benchmark
 
 
+@pytest.mark.slow
 def test_throughput_benchmark_runs_the_same_steps_in_both_loops(few_rows, capsys):
     """benchmarks/train_throughput.py: the bare loop, stepping between the run's steps, repeats the run's
     own computation (same batches, same losses: its random streams and the run's do not mix), and the

@@ -67,6 +67,7 @@ def batched_call(tokenizer, sentences: list[list[str]]) -> list[list[tuple[int, 
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["xlmr_tokenizer", "tiny_tokenizer"])
 def test_cached_pieces_equal_one_batched_call_on_real_text_in_12_languages(which, sentences, request):
     """Rows of spaced scripts: exactly the batched call's ids. Rows of th and zh: the same ids for every

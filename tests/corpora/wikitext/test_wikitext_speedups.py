@@ -100,6 +100,7 @@ def test_links_on_random_text(code):
             wikitext_links.render_internal_links, text, language), repr(text)
 
 
+@pytest.mark.slow
 def test_link_title_first_letter_for_every_character():
     """The compiled title case: which first letters upper_first changes, across all of Unicode."""
     language = wiki_language("de")

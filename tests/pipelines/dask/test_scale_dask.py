@@ -209,6 +209,7 @@ def test_a_worker_error_fails_the_pipeline_on_the_client(dask_cluster):
     assert result.state == PipelineState.FAILED
 
 
+@pytest.mark.slow
 def test_disk_shuffle_partitions_keys_the_same_in_every_process():
     """A key's output partition may not depend on the process: each worker writes its keys' pieces
     itself. Python's hash() of str/bytes does (two seeds give different partitions: the check can
