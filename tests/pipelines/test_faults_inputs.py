@@ -199,7 +199,8 @@ def test_a_page_id_beyond_int64_is_dead_lettered_and_the_job_finishes(tmp_path):
 
 
 def test_rows_the_schema_cannot_hold_or_sharing_an_id_go_to_the_dead_letter():
-    good = {"id": "fr:1", "src_lang": "en", "tgt_lang": "fr", "src_words": ["a"], "tgt_words": ["b"],
+    good = {"id": "fr:1", "src_lang": "en", "tgt_lang": "fr", "src_words": ["a"], "src_spaces": [False],
+            "tgt_words": ["b"], "tgt_spaces": [False],
             "spans": [{"src_start": 0, "src_end": 0, "tgt_start": 0, "tgt_end": 0, "label": "PER"}]}
     too_big = {**good, "id": "fr:2", "spans": [{**good["spans"][0], "tgt_end": 2**31}]}
     surrogate = {**good, "id": "fr:3", "tgt_words": ["\ud800"]}
@@ -223,8 +224,9 @@ def test_rows_the_schema_cannot_hold_or_sharing_an_id_go_to_the_dead_letter():
 
 
 def test_a_row_with_an_int64_overflow_is_dead_lettered_not_a_crash():
-    row = {"id": "en:1:a00", "lang": "en", "entity": "E", "query_words": ["q"], "context_words": ["c"],
-           "answers": [], "answerable": False, "definition_page": 2**63, "mention_page": 1}
+    row = {"id": "en:1:a00", "lang": "en", "entity": "E", "query_words": ["q"], "query_spaces": [False],
+           "context_words": ["c"], "context_spaces": [False], "answers": [], "answerable": False,
+           "definition_page": 2**63, "mention_page": 1}
     assert row_problem(row, MRC_SCHEMA) == ("int_out_of_range", "definition_page")
     assert row_problem({**row, "definition_page": 2**63 - 1}, MRC_SCHEMA) is None
 
