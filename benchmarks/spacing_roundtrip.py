@@ -45,9 +45,23 @@ def boundaries_wrong(words: list[str], spaces: list[bool]) -> int:
 
 
 def query_matches(query: str, text: str) -> bool:
-    """The query is the start of the text, a `[MASK]` standing for a name (no space at its edges)."""
-    parts = [re.escape(p) for p in query.split(MASK)]
-    return re.match(r"\S(?:.*?\S)?".join(parts), text) is not None
+    """The query is the start of the text, a `[MASK]` standing for a name (no space at its edges), less
+    whole sentences left out between its own (`--names_in_longer_names drop_sentence`): its first
+    sentence starts the text and every later one follows in it, in order."""
+    pos = 0
+    for k, sentence in enumerate(_SENTENCE_BREAK.split(query)):
+        if not sentence:
+            continue
+        pattern = re.compile(r"\S(?:.*?\S)?".join(re.escape(p) for p in sentence.split(MASK)))
+        found = pattern.match(text, pos) if k == 0 else pattern.search(text, pos)
+        if found is None:
+            return False
+        pos = found.end()
+    return True
+
+
+# After a sentence's end mark (corpora/mrc/query_sentences.py), with the space that may follow it.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?।॥|。！？։؟۔።။…])\s?")
 
 
 def mrc_report(output: Path, dumps_by_lang: dict[str, str]) -> dict[str, collections.Counter]:
