@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA
 from corpora.clism.ner_spans import ner_pipeline_available
 from pipelines.interrupts import INTERRUPTED_STATUS, MESSAGE
 
@@ -72,10 +73,17 @@ def test_progress_lines_stop_at_the_interrupt(tmp_path):
     assert_interrupted_cleanly(rc, stderr, out)
 
 
+NTREX = SHARED_DATA / "parallel" / "ntrex128"
+
+
 @pytest.mark.skipif(not ner_pipeline_available("en_core_web_sm"), reason="en_core_web_sm not installed")
+@pytest.mark.skipif(not NTREX.exists(), reason="../shared/data is not beside this checkout")
 def test_clism_pairs_interrupted_while_running(tmp_path):
+    """On real NTREX en-de (1,997 pairs: NER and alignment run for many seconds), not the bundled
+    sample, which a fast machine finishes before the signal."""
     out = tmp_path / "clism"
-    rc, _, stderr = interrupt_job("clism_pairs", out, "--no_progress", after_headline=2.0)
+    pairs = f"de={NTREX / 'en.txt'},{NTREX / 'de.txt'}"
+    rc, _, stderr = interrupt_job("clism_pairs", out, "--no_progress", "--pairs", pairs, after_headline=2.0)
     assert_interrupted_cleanly(rc, stderr, out)
 
 
