@@ -46,14 +46,18 @@ def boundaries_wrong(words: list[str], spaces: list[bool]) -> int:
 
 def query_matches(query: str, text: str) -> bool:
     """The query is the start of the text, a `[MASK]` standing for a name (no space at its edges), less
-    whole sentences left out between its own (`--names_in_longer_names drop_sentence`): its first
-    sentence starts the text and every later one follows in it, in order."""
+    whole sentences left out (`--names_in_longer_names drop_sentence`): its sentences follow one
+    another in the text, the first at the text's start or at a sentence's."""
     pos = 0
     for k, sentence in enumerate(_SENTENCE_BREAK.split(query)):
         if not sentence:
             continue
-        pattern = re.compile(r"\S(?:.*?\S)?".join(re.escape(p) for p in sentence.split(MASK)))
-        found = pattern.match(text, pos) if k == 0 else pattern.search(text, pos)
+        body = r"\S(?:.*?\S)?".join(re.escape(p) for p in sentence.split(MASK))
+        if k == 0:
+            pattern = re.compile(r"(?:\A|(?<=[.!?;·।॥|。！？։؟۔።။…]))\s*" + body)
+        else:
+            pattern = re.compile(body)
+        found = pattern.search(text, pos)
         if found is None:
             return False
         pos = found.end()
