@@ -169,9 +169,10 @@ def test_wiki_mrc_on_memory_limited_dask_cluster_matches_direct_runner_on_4x_exc
     assert limits == {WORKER_MEMORY_LIMIT}
     assert dask_stats.equals(direct_stats)
     by_metric = {r["metric"]: r["value"] for r in direct_stats.to_pylist()}
-    # Enough rows for a difference between the runners to show: 8 entities with 10 answerable
-    # examples each (2 a copy: each copy of the excerpt links within itself, benchmarks/scaled_dumps.py).
-    assert by_metric["pages/read"] == pages and by_metric["examples/answerable"] >= 80
+    # Enough rows for a difference between the runners to show: about 2 entities a copy reach the
+    # threshold (each copy of the excerpt links within itself, benchmarks/scaled_dumps.py), up to 10
+    # answerable examples each.
+    assert by_metric["pages/read"] == pages and by_metric["examples/answerable"] >= 60
     dask_files, direct_files = outputs(tmp_path / "dask"), outputs(tmp_path / "direct")
     assert any(name.startswith("data/train-") for name in direct_files)
     assert dask_files == direct_files
