@@ -283,22 +283,6 @@ def _mask_unspaced(
     return out, held
 
 
-def mask_query(
-    words: Sequence[str],
-    forms: SurfaceForms,
-    query_words: int,
-    joins_with_space: bool,
-    other_names: Sequence[tuple[int, int]] = (),
-    longer_names: str = "keep",
-) -> list[str]:
-    """The first `query_words` source words with the entity masked.
-
-    Callers pass a few more words than `query_words` so that a name that starts inside the
-    window but ends after it is masked whole rather than cut into a leaking half.
-    """
-    return mask_lead(words, forms, query_words, joins_with_space, other_names, longer_names).words
-
-
 class MaskedQuery(NamedTuple):
     words: list[str]
     leaks: list[str]  # surface forms still in the query outside the other names kept whole
@@ -306,18 +290,6 @@ class MaskedQuery(NamedTuple):
     # For each query word, the last source word it stands for: a `[MASK]` takes that word's spacing
     # (corpora/spacing.py), so "[MASK], a city" and "[MASK]은" read as the lead did.
     last_sources: tuple[int, ...] = ()
-
-
-def masked_query_and_leaks(
-    words: Sequence[str],
-    forms: SurfaceForms,
-    query_words: int,
-    joins_with_space: bool,
-    other_names: Sequence[tuple[int, int]] = (),
-) -> tuple[list[str], list[str]]:
-    """The masked query, and the surface forms still in it outside the other names' links."""
-    masked = mask_lead(words, forms, query_words, joins_with_space, other_names)
-    return masked.words, masked.leaks
 
 
 def mask_lead(
@@ -328,9 +300,11 @@ def mask_lead(
     other_names: Sequence[tuple[int, int]] = (),
     longer_names: str = "keep",
 ) -> MaskedQuery:
-    """The masked query of the first `query_words` words. A longer name of another entity holding one
-    of the entity's forms is kept whole ("keep") or masked whole ("mask_whole"); "drop_sentence" is
-    the caller's (`without_sentences`), and here is "keep"."""
+    """The masked query of the first `query_words` words (callers pass a few more words, so that a name
+    that starts inside the window but ends after it is masked whole rather than cut into a leaking
+    half). A longer name of another entity holding one of the entity's forms is kept whole ("keep")
+    or masked whole ("mask_whole"); "drop_sentence" is the caller's (`without_sentences`), and here
+    is "keep"."""
     masked, held = (_mask_spaced if joins_with_space else _mask_unspaced)(words, forms, other_names)
     held = tuple(sorted(r for r in held if r[0] < query_words))
     if longer_names == "mask_whole" and held:

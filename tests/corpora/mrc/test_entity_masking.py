@@ -1,7 +1,7 @@
 """Query anonymisation: every surface form of the entity becomes one [MASK], whole words only."""
 import pytest
 
-from corpora.mrc.entity_masking import MASK, collect_surface_forms, leaked_forms, mask_query
+from corpora.mrc.entity_masking import MASK, collect_surface_forms, leaked_forms, mask_lead
 from corpora.wiki.languages import wiki_language
 from corpora.words import get_tokenizer, is_word_like, stop_words
 
@@ -15,7 +15,7 @@ def forms_for(lang, title, bold=(), redirects=(), anchors=()):
 
 def masked(lang, text, forms, q=50):
     tok = get_tokenizer(lang)
-    return mask_query(tok.tokenize(text), forms, q, tok.joins_with_space)
+    return mask_lead(tok.tokenize(text), forms, q, tok.joins_with_space).words
 
 
 def test_title_is_masked_whole_word_and_a_derivation_is_not():
@@ -59,7 +59,7 @@ def test_a_variant_never_reaches_into_another_entitys_link():
     words = tok.tokenize("India borders Indiana and the Indian Ocean.")
     forms = forms_for("en", "India")
     # "Indiana" (word 2) and "Indian Ocean" (words 4-5) are links to other entities.
-    query = mask_query(words, forms, 50, True, other_names=[(2, 2), (4, 5)])
+    query = mask_lead(words, forms, 50, True, other_names=[(2, 2), (4, 5)]).words
     assert query == [MASK, "borders", "Indiana", "and", "the", "Indian", "Ocean", "."]
 
 
@@ -93,7 +93,7 @@ def test_name_crossing_the_query_limit_is_masked_whole():
     forms = forms_for("en", "Rio de Janeiro")
     tok = get_tokenizer("en")
     words = tok.tokenize("one two three Rio de Janeiro four")
-    query = mask_query(words, forms, 4, True)  # the 4th word starts the name
+    query = mask_lead(words, forms, 4, True).words  # the 4th word starts the name
     assert query == ["one", "two", "three", MASK]
 
 
