@@ -57,7 +57,7 @@ def tidy(text: str, language: WikiLanguage) -> str:
     if "•" in text:
         lines = [line for line in lines if not _is_separated(line, "•")]
     if "= =" in text or "==" in text:
-        lines = [line for line in lines if line[0] == HEADING or not _HEADING_REMNANT_RE.search(line)]
+        lines = [line for line in lines if line.startswith(HEADING) or not _HEADING_REMNANT_RE.search(line)]
     if HEADING in text:
         lines = _without_headings(lines, language)
     return "\n".join(line for line in lines if line)

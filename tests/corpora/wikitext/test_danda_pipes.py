@@ -64,3 +64,12 @@ def test_heading_signs_glued_after_a_full_stop_drop_their_line():
 def test_a_heading_never_closed_drops_its_line():
     # Real mrwiki: "===प" on a line of its own, above the section's "===आरोग्य पर्यटन===".
     assert text(f"===प\n{NEXT}") == NEXT
+
+
+@pytest.mark.parametrize("lang", ["en", "mr"])
+def test_a_line_an_image_remnant_empties_is_no_crash_beside_a_heading_remnant(lang):
+    # "thumb|200px|" loses all of itself to the image-option rule; the heading-remnant rule then reads
+    # the empty line.
+    from corpora.wikitext.tidy import tidy
+
+    assert tidy("Some prose == x.\nthumb|200px|\nMore prose.", wiki_language(lang)).splitlines()[-1] == "More prose."
