@@ -124,13 +124,12 @@ class SelectMentionsFn(TallyingDoFn):
             if m.page_id == page.page_id:
                 self_links += 1
                 continue
+            count += 1
             if m.text not in derived:
                 derived[m.text] = is_derived_link(m.text, title, lang, strip_accents)
             if derived[m.text]:
                 derivations += 1
-                count += 1
                 continue
-            count += 1
             anchor_texts[m.text] += 1
             item = (-stable_hash(self.seed, "mention", lang, title, m.page_id, m.anchor_index), m)
             if len(chosen) < self.n:

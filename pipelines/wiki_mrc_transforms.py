@@ -16,7 +16,6 @@ travel grouped by target per bundle (LinksByTargetFn), one element per target an
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from typing import Any, NamedTuple
 
 import apache_beam as beam
@@ -204,6 +203,7 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
         # The entity's names on this page: its title (with and without a qualifier) and the texts of
         # its links here, the same for every mention of it on the page, so tokenised once.
         names_on_page: dict[str, list] = {}
+        bases = inflection_bases(language.code, language.fold_diacritics, tokenizer.joins_with_space)
         seen: set = set()  # (entity, context words): a page shorter than C gives every mention the same window
         for selected in sorted(mentions, key=lambda m: (m.entity, m.anchor_index)):
             if selected.entity not in names_on_page:
@@ -213,11 +213,11 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
                 tokenizer, text, selected.start, selected.end, self.context_words,
                 keyed_rng(self.seed, "xi", lang, selected.entity, page_id, selected.anchor_index),
                 f"{page_id}:{selected.anchor_index}", selected.entity, page_id, names_on_page[selected.entity],
+                bases, language.fold_diacritics,
             )
             if context is None:
                 self.tally("contexts", "anchor_longer_than_context", lang)
                 continue
-            context = _with_inflected_answers(context, names_on_page[selected.entity], language, tokenizer)
             if (selected.entity, context.words) in seen:
                 self.tally("contexts", "same_window_as_another_mention", lang)
                 continue
@@ -273,14 +273,12 @@ class BuildQueriesAndContextsFn(TallyingDoFn):
         yield (lang, request.title), Query(article.page_id, tuple(query), forms.forms, spaces)
 
 
-def _with_inflected_answers(context, names, language: WikiLanguage, tokenizer):
-    """Where the language inflects names, an inflected form of the anchor or of another name of the
-    entity in the context ("ভারতের" of ভারত) is a mention of it too (corpora/wiki/inflections.py)."""
-    inflection = name_inflection(language.code, language.fold_diacritics) if tokenizer.joins_with_space else None
-    if inflection is None or not inflection.inflects:
-        return context
-    answers = answer_spans(context.words, [context.anchor_words, *names], True, inflection.bases, language.fold_diacritics)
-    return context if answers == context.answers else replace(context, answers=answers)
+def inflection_bases(lang: str, strip_accents: bool, joins_with_space: bool):
+    """Where the language inflects names and writes words apart, word -> the names it inflects
+    (corpora/wiki/inflections.py: "ভারতের" -> ভারত), so that an inflected name is a mention and is
+    never in another entity's unanswerable context; else None (names match as written)."""
+    inflection = name_inflection(lang, strip_accents) if joins_with_space else None
+    return inflection.bases if inflection is not None and inflection.inflects else None
 
 
 def _word_offsets(text: str, words) -> list[int]:
@@ -382,8 +380,7 @@ class PairUnanswerableFn(TallyingDoFn):
         pool = [c for b in bundles for c in b.contexts]
         joins_with_space = get_tokenizer(lang).joins_with_space
         strip_accents = wiki_language(lang).fold_diacritics
-        inflection = name_inflection(lang, strip_accents) if joins_with_space else None
-        bases = inflection.bases if inflection is not None and inflection.inflects else None
+        bases = inflection_bases(lang, strip_accents, joins_with_space)
         for bundle in bundles:
             wanted = len(bundle.contexts)
             chosen = pick_unanswerable(

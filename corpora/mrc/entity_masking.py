@@ -157,9 +157,7 @@ def is_inflected_variant(word: str, name: str) -> bool:
         return len(word) - len(name) <= 3  # a case or number ending, an adjective suffix
     if name.startswith(word):
         return len(name) - len(word) <= 2  # an ending dropped
-    if abs(len(word) - len(name)) > 2:
-        return False
-    return SequenceMatcher(None, word, name, autojunk=False).ratio() >= 0.85  # a transliteration
+    return is_respelling(word, name)  # a transliteration
 
 
 def _ordinal_of(word: str, number: str) -> bool:

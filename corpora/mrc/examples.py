@@ -150,13 +150,16 @@ def build_context(
     entity: str,
     mention_page: int,
     title_words: Sequence[Sequence[str]] = (),
+    bases=None,
+    strip_accents: bool = False,
 ) -> Context | None:
     """A C-word context around one mention; None when the anchor alone is longer than C.
 
     Answers are every span equal to the anchor text up to case, and every span equal to another name
     of the entity (`title_words`: its title with and without a "(qualifier)", the texts of its other
     links on the page): where the link said "the city", a later "Paris" in the context is a mention
-    of the same entity too."""
+    of the same entity too. With `bases` (where the language inflects names, corpora/wiki/inflections.py;
+    words folded with `strip_accents`), their inflected forms are answers too (find_spans)."""
     glued = _glued_words(tokenizer, text, anchor_start, anchor_end) if tokenizer.joins_with_space else None
     if glued is None:
         glued = _GluedWords(anchor_start, [], _located(tokenizer, text, anchor_start, anchor_end), [], anchor_end)
@@ -185,7 +188,7 @@ def build_context(
     n_before = min(len(before), room - n_after)
     window = before[len(before) - n_before :] + glued.anchor + after[:n_after]
     words = tuple(w for w, _ in window)
-    answers = answer_spans(words, [anchor_words, *title_words], tokenizer.joins_with_space)
+    answers = answer_spans(words, [anchor_words, *title_words], tokenizer.joins_with_space, bases, strip_accents)
     spaces = window_spaces(text, window, tokenizer.joins_with_space)
     return Context(context_id, entity, mention_page, words, tuple(anchor_words), answers, spaces)
 

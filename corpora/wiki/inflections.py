@@ -24,6 +24,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 from corpora.name_folding import fold_word
+from corpora.titles import strip_qualifier
 
 _ZWNJ = "\u200c"
 
@@ -321,8 +322,6 @@ def is_derived_link(anchor_text: str, target_title: str, code: str, strip_accent
     inflection = name_inflection(code, strip_accents)
     if inflection is None:
         return False
-    from corpora.titles import strip_qualifier
-
     words = tuple(fold_word(w, strip_accents) for w in anchor_text.split())
     name = tuple(fold_word(w, strip_accents) for w in strip_qualifier(target_title).split())
     return inflection.is_derived_name(words, name)
