@@ -46,20 +46,23 @@ Beam label); `benchmarks/wiki_mrc_memory.py --dask_trace` summarises them.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import os
 import pickle
 import shutil
+import threading
 import uuid
 import zlib
 
 import dask.bag as db
 import distributed
 from apache_beam import DoFn, ParDo
+from apache_beam.internal import pickler
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.pipeline import PipelineVisitor
-from apache_beam.pvalue import PBegin
+from apache_beam.pvalue import PBegin, TaggedOutput
 from apache_beam.runners.common import DoFnContext, DoFnInvoker, DoFnSignature, Receiver, _OutputHandler
 from apache_beam.runners.dask import dask_runner as beam_dask
 from apache_beam.runners.dask.overrides import (
@@ -72,7 +75,11 @@ from apache_beam.runners.dask.overrides import (
 )
 from apache_beam.runners.dask.transform_evaluator import defenestrate, get_windowed_value
 from apache_beam.runners.runner import PipelineState
+from apache_beam.transforms.core import GroupByKey
 from apache_beam.transforms.sideinputs import SideInputMap
+from apache_beam.transforms.window import GlobalWindow, GlobalWindows, TimestampedValue
+from apache_beam.utils.timestamp import Timestamp
+from apache_beam.utils.windowed_value import WindowedValue
 from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 from pipelines.dask.disk_shuffle import ByKey, disk_shuffle, key_coder, make_shuffle_dir
 from pipelines.dask.task_trace import traced
@@ -119,12 +126,61 @@ class _Receivers(dict):
         return receiver
 
 
-def _run_bundle(items, fn, label, window_fn, args, kwargs, side_specs, *side_values):
-    """One dask partition = one Beam bundle: setup, start_bundle, process, finish_bundle, teardown.
+_GLOBAL_WINDOWS = (GlobalWindow(),)
+_EPOCH = Timestamp(0)
+
+
+def _windowed(item, window_fn) -> WindowedValue:
+    # A plain element in the global window (what every bag holds) without Beam's per-element
+    # Timestamp and GlobalWindow objects; anything else goes through Beam's own wrapping.
+    if isinstance(item, (WindowedValue, TimestampedValue, TaggedOutput)):
+        return get_windowed_value(item, window_fn)
+    return WindowedValue(item, _EPOCH, _GLOBAL_WINDOWS)
+
+
+# Per worker process: set-up DoFn instances by stage key, idle ones only. A task carries its DoFn
+# pickled; a bundle takes an idle instance of its stage (or unpickles one, builds its signature and
+# runs setup()) and gives it back when it ends, as Beam's own workers reuse a DoFn instance across
+# bundles, one bundle at a time (a worker with several threads holds one instance per bundle
+# running). Doing all that per bundle (inspect.signature over every method, the stateful-DoFn
+# checks, a setup that may load a model) was a fixed cost per task that grew with --dask_npartitions.
+# At most _MAX_STAGES stages are kept (a long-lived cluster runs job after job); the least recently
+# used one is torn down.
+_MAX_STAGES = 256
+_IDLE: collections.OrderedDict = collections.OrderedDict()
+_IDLE_LOCK = threading.Lock()
+
+
+def _take_dofn(key: str, pickled_fn: bytes):
+    with _IDLE_LOCK:
+        idle = _IDLE.setdefault(key, [])
+        _IDLE.move_to_end(key)
+        if idle:
+            return idle.pop()
+    fn = pickler.loads(pickled_fn)
+    signature = DoFnSignature(fn)
+    signature.setup_lifecycle_method.method_value()
+    return fn, signature
+
+
+def _give_back_dofn(key: str, instance) -> None:
+    with _IDLE_LOCK:
+        _IDLE.setdefault(key, []).append(instance)
+        _IDLE.move_to_end(key)
+        evicted = [_IDLE.popitem(last=False)[1] for _ in range(len(_IDLE) - _MAX_STAGES)]
+    for instances in evicted:
+        for _, signature in instances:
+            signature.teardown_lifecycle_method.method_value()
+
+
+def _run_bundle(items, key, pickled_fn, label, window_fn, args, kwargs, side_specs, *side_values):
+    """One dask partition = one Beam bundle: start_bundle, process, finish_bundle, on a set-up DoFn
+    instance of the stage (`_take_dofn`; one that raised is not reused).
 
     Receivers are made here, per bundle, so no output can leak between partitions that a worker
-    runs with the same deserialised task arguments; finish_bundle's outputs are kept.
+    runs with the same DoFn; finish_bundle's outputs are kept.
     """
+    instance = _take_dofn(key, pickled_fn)
     receivers = _Receivers()
     handler = _OutputHandler(
         window_fn=window_fn, main_receivers=receivers[None], tagged_receivers=receivers,
@@ -132,34 +188,36 @@ def _run_bundle(items, fn, label, window_fn, args, kwargs, side_specs, *side_val
         process_yields_batches=False, process_batch_yields_elements=False,
     )
     side_inputs = [
-        SideInputMap(view_class, view_options, [get_windowed_value(v, window_fn) for v in values])
+        SideInputMap(view_class, view_options, [_windowed(v, window_fn) for v in values])
         for (view_class, view_options), values in zip(side_specs, side_values)
     ]
     invoker = DoFnInvoker.create_invoker(
-        DoFnSignature(fn), handler, context=DoFnContext(label, state=None), side_inputs=side_inputs,
+        instance[1], handler, context=DoFnContext(label, state=None), side_inputs=side_inputs,
         input_args=args, input_kwargs=kwargs, user_state_context=None,
         bundle_finalizer_param=DoFn.BundleFinalizerParam(),
     )
-    invoker.invoke_setup()
     invoker.invoke_start_bundle()
+    process = invoker.invoke_process
     for item in items:
-        invoker.invoke_process(get_windowed_value(item, window_fn))
+        process(_windowed(item, window_fn))
     invoker.invoke_finish_bundle()
-    invoker.invoke_teardown()
+    _give_back_dofn(key, instance)
     return receivers.out
 
 
 class _Bundle:
     """The task of a ParDo's partition: `_run_bundle` with the transform's constants (a callable, so
-    that dask does not look for graph keys among them)."""
+    that dask does not look for graph keys among them). The DoFn travels pickled, under a key that
+    names this stage in every process (`_take_dofn`)."""
 
     def __init__(self, fn, label, window_fn, args, kwargs, side_specs):
-        self.fn, self.label, self.window_fn = fn, label, window_fn
+        self.key, self.pickled_fn = f"{label}-{uuid.uuid4().hex}", pickler.dumps(fn)
+        self.label, self.window_fn = label, window_fn
         self.args, self.kwargs, self.side_specs = args, kwargs, side_specs
 
     def __call__(self, items, *side_values):
-        return _run_bundle(items, self.fn, self.label, self.window_fn, self.args, self.kwargs, self.side_specs,
-                           *side_values)
+        return _run_bundle(items, self.key, self.pickled_fn, self.label, self.window_fn, self.args, self.kwargs,
+                           self.side_specs, *side_values)
 
 
 def _values_of(tagged, tag):
@@ -235,7 +293,12 @@ class _BagsPerPCollection(PipelineVisitor):
         elif isinstance(transform, _GroupAlsoByWindow):
             out = bags[0]  # global windows only: the groups are already complete
         elif isinstance(transform, _Flatten):
-            out = db.concat(bags) if bags else db.from_sequence([None], npartitions=1).filter(lambda _: False)
+            out = self.flatten(bags) if bags else db.from_sequence([None], npartitions=1).filter(lambda _: False)
+        elif isinstance(transform, ParDo) and isinstance(transform.fn, GroupByKey.ReifyWindows):
+            if not isinstance(next(iter(node.main_inputs.values())).windowing.windowfn, GlobalWindows):
+                raise NotImplementedError(f"{node.full_label}: only the global window is translated to dask")
+            # In the global window a GroupByKey's window is known: no task to wrap each value in it.
+            out = bags[0]
         elif isinstance(transform, ParDo):
             args, kwargs = transform.raw_side_inputs
             main_input = next(iter(node.main_inputs.values()))
@@ -261,6 +324,18 @@ class _BagsPerPCollection(PipelineVisitor):
         for pcoll in node.outputs.values():
             self.bags[pcoll] = out
         self.names[out.name] = node.full_label
+
+    def flatten(self, bags: list) -> db.Bag:
+        """Partition i of the result = partition i of every input, in input order: as many partitions
+        as the largest input, where `db.concat` adds them up (a job's stats, a Flatten of ten
+        stages' outputs, would have been ten times --dask_npartitions tasks at every later stage)."""
+        if len(bags) == 1:
+            return bags[0]
+        name = f"flatten-{uuid.uuid4().hex}"
+        graph = {(name, i): (_concat, [(bag.name, i) for bag in bags if i < bag.npartitions])
+                 for i in range(max(bag.npartitions for bag in bags))}
+        return db.Bag(HighLevelGraph.from_collections(name, graph, dependencies=bags), name,
+                      max(bag.npartitions for bag in bags))
 
     def side_input(self, pcoll) -> db.Item:
         """One task that gathers the PCollection into a list, made once however many ParDos read it."""
@@ -310,7 +385,7 @@ def pipeline_collection(pipeline, npartitions: int, shuffle: str = "disk", shuff
     # (every multi-output ParDo's bundle feeds one chain per output) is fused into each chain
     # under a different name, so it ran once per chain (and a disk shuffle's files were written
     # by two copies of the same task).
-    everything = db.concat(visitor.sinks()).map_partitions(_discard)
+    everything = visitor.flatten(visitor.sinks()).map_partitions(_discard)
     return (downstream_first(everything) if task_order == "downstream_first" else everything), visitor
 
 

@@ -138,7 +138,10 @@ def test_wiki_mrc_on_dask_cluster_matches_direct_runner_on_sample(tmp_path, dask
     dask_files, direct_files = outputs(tmp_path / "dask"), outputs(tmp_path / "direct")
     assert any(name.startswith("dead_letter/") for name in direct_files)
     assert dask_files == direct_files
-    assert len(bundle_workers) == WORKERS
+    # The bundles ran on the cluster's workers; whether dask spreads a job this small over both
+    # depends on timing (the real-excerpt test above checks that both ran bundles).
+    with distributed.Client(scheduler_file=str(dask_cluster)) as client:
+        assert bundle_workers and bundle_workers <= set(client.scheduler_info()["workers"])
 
 
 def load_memory_benchmark():
