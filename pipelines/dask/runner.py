@@ -22,7 +22,9 @@ Also: its Reshuffle is a no-op and Create puts up to 128 elements in one partiti
 list (a handful of elements) would run in one task whatever the cluster size; here Reshuffle
 repartitions to `--dask_npartitions` (default: the cluster's worker threads) and GroupByKey keeps
 exactly that many partitions. Side inputs are computed once as a dask `Item` that every task
-receives, instead of being recomputed inside each task. Counters are not collected (Beam's
+receives, instead of being recomputed inside each task. A stage's DoFn is set up once per worker
+process and reused across its bundles, one bundle at a time (as Beam's own workers do), not
+unpickled and set up per task. Counters are not collected (Beam's
 DaskRunner has no metrics either); the jobs' `stats.parquet` holds every count.
 
 Shuffles (GroupByKey, Reshuffle): `--dask_shuffle disk` (the default, `pipelines/dask/disk_shuffle.py`: through
