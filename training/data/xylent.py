@@ -6,7 +6,8 @@ Data: the xy_corpus job's --output (pipelines/xy_corpus.py; docs/design.md §2):
     trtd/train-*.parquet        XY_TRTD_SCHEMA  `<s> x </s> y </s>` and its length n_ids, order flipped at write time
     (checked against the folder's manifest.json first; folders of before have them under data/)
     pair_probs.parquet          XY_PAIR_PROBS_SCHEMA  the Sinkhorn sampling probability of each pair
-    spm.model                   the vocap SentencePiece model the ids are from
+    spm.model                   the vocap SentencePiece model the ids are from, or
+    tokenizer/                  the encoder's tokenizer the ids are from (xy_corpus --vocab FOLDER)
 
 The stream (`XYBatches`), per DDP rank and DataLoader worker:
 - MRTD rows are drawn by language with probability q_l ∝ n_l^α (--mono_alpha), XLM-E's smoothed
@@ -53,6 +54,9 @@ from training.data import (DataFolderError, ParquetBatches, check_shards, data_r
 
 # ---- the data folder ----
 
+TOKENIZER_FOLDER = "tokenizer"  # corpora/xy/vocabulary.py OUTPUT_FOLDER (that module imports Beam)
+
+
 def _root(data_dir: str | Path) -> Path:
     return data_root(data_dir)  # the job's --output, or a folder inside it (corpora/outputs/manifests.py)
 
@@ -70,6 +74,45 @@ def artefact(data_dir: str | Path, name: str) -> Path:
         return manifests.verified_file(path, "--data")
     except manifests.ManifestError as e:
         raise DataFolderError(str(e)) from None
+
+
+def tokenizer_folder(data_dir: str | Path) -> Path | None:
+    """The copy of an encoder's tokenizer whose ids the rows are (xy_corpus --vocab FOLDER), its files
+    checked against the folder's manifest; None for a folder of vocap ids."""
+    root = _root(data_dir)
+    folder = root / TOKENIZER_FOLDER
+    if not (folder / "tokenizer.json").is_file():
+        return None
+    manifest = manifests.read_manifest(root)
+    if manifest is not None:
+        listed = {rel: entry for rel, entry in manifest.get("files", {}).items() if rel.startswith(f"{TOKENIZER_FOLDER}/")}
+        try:
+            if f"{TOKENIZER_FOLDER}/tokenizer.json" not in listed:
+                raise manifests.ManifestError(f"--data {data_dir}: {TOKENIZER_FOLDER}/tokenizer.json is not among the "
+                                              "files of its manifest; rerun `python -m pipelines.xy_corpus`")
+            for rel, entry in listed.items():
+                manifests.check_file(root, rel, entry, True, "rerun `python -m pipelines.xy_corpus`")
+        except manifests.ManifestError as e:
+            raise DataFolderError(str(e)) from None
+    return folder
+
+
+def vocabulary_file(data_dir: str | Path) -> Path:
+    """The file that says which vocabulary the ids are from: tokenizer/tokenizer.json or spm.model."""
+    folder = tokenizer_folder(data_dir)
+    return folder / "tokenizer.json" if folder is not None else artefact(data_dir, "spm.model")
+
+
+def data_tokenizer(data_dir: str | Path):
+    """The fast tokenizer whose ids the rows are."""
+    folder = tokenizer_folder(data_dir)
+    if folder is not None:
+        from training.tokenizer import load_tokenizer
+
+        return load_tokenizer(str(folder))
+    from corpora.xy import vocab_exports
+
+    return vocab_exports.hf_tokenizer(artefact(data_dir, "spm.model").read_bytes())
 
 
 def pair_key(a: str, b: str) -> str:
@@ -118,11 +161,11 @@ def smoothed_keep_rates(rows_by_lang: dict[str, int], alpha: float) -> dict[str,
 
 
 def check_folder(data_dir: str | Path) -> int:
-    """Both tasks' shards against their contracts, pair_probs and spm.model present; total rows."""
+    """Both tasks' shards against their contracts, pair_probs and the vocabulary present; total rows."""
     rows = (check_shards(shards(data_dir, "mrtd"), XY_MRTD_SCHEMA)
             + check_shards(shards(data_dir, "trtd"), XY_TRTD_SCHEMA, older=(XY_TRTD_SCHEMA_V1,)))
     read_pair_probs(data_dir)
-    artefact(data_dir, "spm.model")
+    vocabulary_file(data_dir)
     return rows
 
 
