@@ -131,13 +131,7 @@ def model_in_folder(path: str) -> str:
 
 def check_tokenizer_folder(path: str) -> None:
     """A fast tokenizer whose specials sit where the rows need them, or a one-line error."""
-    try:
-        with FileSystems.open(FileSystems.join(path, vocabulary.TOKENIZER_JSON)) as f:
-            loaded = vocabulary.TokenizerVocabulary(f.read())
-    except Exception as error:  # tokenizers raises its own Exception type on a bad file
-        raise UsageError(f"--vocab {path}: {vocabulary.TOKENIZER_JSON} does not load as a tokenizer "
-                         f"({str(error).splitlines()[0][:100]})") from None
-    problem = loaded.id_problem()
+    problem = vocabulary.tokenizer_folder_problem(path)
     if problem:
         raise UsageError(f"--vocab {path}: {problem}")
 

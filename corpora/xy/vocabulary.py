@@ -12,8 +12,6 @@ padding), so a tokenizer folder must have those three there; `<unk>` and `<mask>
 """
 from __future__ import annotations
 
-import json
-
 from apache_beam.io.filesystems import FileSystems
 
 TOKENIZER_JSON = "tokenizer.json"
@@ -60,6 +58,16 @@ class TokenizerVocabulary:
         return None
 
 
+def tokenizer_folder_problem(path: str) -> str | None:
+    """Why the folder's tokenizer cannot give the rows' ids, or None."""
+    try:
+        with FileSystems.open(FileSystems.join(path, TOKENIZER_JSON)) as f:
+            loaded = TokenizerVocabulary(f.read())
+    except Exception as error:  # tokenizers raises its own Exception type on a bad file
+        return f"{TOKENIZER_JSON} does not load as a tokenizer ({str(error).splitlines()[0][:100]})"
+    return loaded.id_problem()
+
+
 def load(path: str):
     """A vocap model file -> SentencePieceProcessor; a tokenizer folder -> TokenizerVocabulary."""
     if is_tokenizer_folder(path):
@@ -83,9 +91,3 @@ def copy_tokenizer_folder(source: str, target: str) -> str:
             sink.write(data)
     return target
 
-
-def special_ids(path: str) -> dict[str, int]:
-    """The special tokens' ids of a tokenizer folder (for messages and the dataset card)."""
-    with FileSystems.open(FileSystems.join(path, TOKENIZER_JSON)) as f:
-        added = json.loads(f.read()).get("added_tokens", [])
-    return {t["content"]: t["id"] for t in added if t.get("special")}

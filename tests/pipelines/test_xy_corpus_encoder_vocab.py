@@ -89,3 +89,11 @@ def test_a_tokenizer_whose_specials_the_rows_cannot_use_is_one_line(tmp_path):
     with pytest.raises(SystemExit, match=r"--vocab .*bert_like: its special ids are <s>=1 <pad>=3; the rows need "
                                          r"<s>=0 <pad>=1 </s>=2"):
         run_job(folder, tmp_path)
+
+
+def test_a_folder_whose_tokenizer_json_does_not_load_is_one_line(tmp_path):
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_text('{"version": "1.0", "model": ', encoding="utf-8")  # cut short
+    with pytest.raises(SystemExit, match=r"--vocab .*broken: tokenizer.json does not load as a tokenizer \("):
+        run_job(folder, tmp_path)

@@ -46,16 +46,13 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA, XY_TRTD_SCHEMA_V1, check_schema
 from corpora.xy.vocap import PAD_ID
-from corpora.outputs import manifests
 from corpora.seeding import keyed_rng
-from training.data import (DataFolderError, ParquetBatches, check_shards, data_root, list_shards, read_metadata,
+from training.data import (ParquetBatches, check_shards, data_root, list_shards, read_metadata,
                            read_row_group, read_table)
+from training.data.xylent_vocabulary import artefact, vocabulary_file
 
 
 # ---- the data folder ----
-
-TOKENIZER_FOLDER = "tokenizer"  # corpora/xy/vocabulary.py OUTPUT_FOLDER (that module imports Beam)
-
 
 def _root(data_dir: str | Path) -> Path:
     return data_root(data_dir)  # the job's --output, or a folder inside it (corpora/outputs/manifests.py)
@@ -64,55 +61,6 @@ def _root(data_dir: str | Path) -> Path:
 def shards(data_dir: str | Path, task: str) -> list[Path]:
     """The task's (mrtd, trtd) shards, the folder checked against its manifest first."""
     return list_shards(data_dir, "train", table=task)
-
-
-def artefact(data_dir: str | Path, name: str) -> Path:
-    path = _root(data_dir) / name
-    if not path.exists():
-        raise FileNotFoundError(f"--data {data_dir}: {name} not found; it is written by pipelines.xy_corpus")
-    try:
-        return manifests.verified_file(path, "--data")
-    except manifests.ManifestError as e:
-        raise DataFolderError(str(e)) from None
-
-
-def tokenizer_folder(data_dir: str | Path) -> Path | None:
-    """The copy of an encoder's tokenizer whose ids the rows are (xy_corpus --vocab FOLDER), its files
-    checked against the folder's manifest; None for a folder of vocap ids."""
-    root = _root(data_dir)
-    folder = root / TOKENIZER_FOLDER
-    if not (folder / "tokenizer.json").is_file():
-        return None
-    manifest = manifests.read_manifest(root)
-    if manifest is not None:
-        listed = {rel: entry for rel, entry in manifest.get("files", {}).items() if rel.startswith(f"{TOKENIZER_FOLDER}/")}
-        try:
-            if f"{TOKENIZER_FOLDER}/tokenizer.json" not in listed:
-                raise manifests.ManifestError(f"--data {data_dir}: {TOKENIZER_FOLDER}/tokenizer.json is not among the "
-                                              "files of its manifest; rerun `python -m pipelines.xy_corpus`")
-            for rel, entry in listed.items():
-                manifests.check_file(root, rel, entry, True, "rerun `python -m pipelines.xy_corpus`")
-        except manifests.ManifestError as e:
-            raise DataFolderError(str(e)) from None
-    return folder
-
-
-def vocabulary_file(data_dir: str | Path) -> Path:
-    """The file that says which vocabulary the ids are from: tokenizer/tokenizer.json or spm.model."""
-    folder = tokenizer_folder(data_dir)
-    return folder / "tokenizer.json" if folder is not None else artefact(data_dir, "spm.model")
-
-
-def data_tokenizer(data_dir: str | Path):
-    """The fast tokenizer whose ids the rows are."""
-    folder = tokenizer_folder(data_dir)
-    if folder is not None:
-        from training.tokenizer import load_tokenizer
-
-        return load_tokenizer(str(folder))
-    from corpora.xy import vocab_exports
-
-    return vocab_exports.hf_tokenizer(artefact(data_dir, "spm.model").read_bytes())
 
 
 def pair_key(a: str, b: str) -> str:

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 from corpora.schemas import XY_MRTD_SCHEMA
 from training.config import TrainConfig
-from training.data.xylent import (XYBatches, check_folder, collate, data_tokenizer, mono_rows_by_language,
-                                  read_pair_probs, shards, smoothed_keep_rates, vocabulary_file)
+from training.data.xylent import (XYBatches, check_folder, collate, mono_rows_by_language, read_pair_probs, shards,
+                                  smoothed_keep_rates)
+from training.data.xylent_vocabulary import data_tokenizer, vocabulary_file
 from training.models.xylent import XYLentConfig, XYLentForPreTraining
 from training.registry import Recipe
 
