@@ -110,3 +110,17 @@ def test_held_out_rows_in_another_vocabulary_are_one_line(data, xylent_shards):
         recipe.check_eval_data(cfg, str(train_data), str(xylent_shards))
     with pytest.raises(EvalDataError, match="made with another vocabulary"):
         recipe.check_eval_data(cfg.replace(init=str(train_data)), str(xylent_shards), str(eval_data))
+
+
+def test_the_clism_heads_refuse_an_xylent_encoder_in_one_line(trained, tmp_path):
+    """CLISM's heads sit on XLM-R: an XY-LENT final/ there would run with a random encoder."""
+    from training import finetune_clism
+
+    out, _ = trained
+    with pytest.raises(SystemExit) as stop:
+        finetune_clism.main(["--init", str(out / "final"), "--head", "standard", "--max_steps", "1",
+                             "--output", str(tmp_path / "ftc")])
+    assert str(stop.value.code) == (f"training.finetune_clism: --init {out / 'final'}: a 'xylent' model; the CLISM heads "
+                                    "fine-tune XLM-R encoders (a CLISM run's final/ or any XLM-R); fine-tune it with "
+                                    "`python -m training.finetune --task squad --init ...` (any AutoModel encoder)")
+    assert not (tmp_path / "ftc" / "standard").exists()
