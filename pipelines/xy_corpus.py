@@ -10,8 +10,9 @@ TRTD sequences, corpora/xy/shards.py). The stages are in xy_transforms.py; the c
 paper is silent are in docs/xy_corpus.md.
 
 Outputs under --output: mrtd/train-*.parquet, trtd/train-*.parquet (corpora/schemas.py
-XY_MRTD_SCHEMA, XY_TRTD_SCHEMA; a folder per table, so that no folder holds two schemas), pair_probs.parquet, pair_probs.png, spm.model (the vocabulary
-the ids are from), stats.parquet and dead_letter/.
+XY_MRTD_SCHEMA, XY_TRTD_SCHEMA; a folder per table, so that no folder holds two schemas), pair_probs.parquet, pair_probs.png, the vocabulary the ids are from
+(spm.model for a vocap model, tokenizer/ for an encoder's tokenizer folder; corpora/xy/vocabulary.py),
+stats.parquet and dead_letter/.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from corpora import language_check
 from corpora.outputs import manifests
 from corpora.xy import sinkhorn
-from corpora.xy import vocap
+from corpora.xy import vocabulary, vocap
 from corpora.xy import shards as xy_shards
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA
 from corpora.wikitext.parse import WIKIPEDIA_LANGUAGES
@@ -80,7 +81,9 @@ class XyCorpusOptions(PipelineOptions):
                             "`X-Y=X_FILE,Y_FILE` (two line-aligned files). Without --mono and --bitext, the bundled "
                             "sample: 8 languages of monolingual text, en-X and X-Y bitext in 5.")
         parser.add_argument("--vocab", default=DEFAULT_VOCAB,
-                            help="the vocap SentencePiece model (default %(default)s, what `python -m pipelines.vocap` writes)")
+                            help="the vocap SentencePiece model (default %(default)s, what `python -m pipelines.vocap` writes), "
+                            "or an encoder's Hugging Face tokenizer folder (tokenizer.json, XLM-R's ids: e.g. a "
+                            "`python -m training.convert_e5` folder) to continue pre-training that encoder")
         parser.add_argument("--max_len", type=int, default=512,
                             help="longest sequence in tokens, specials included (paper: 512); longer TRTD pairs are dropped")
         parser.add_argument("--temperature", type=float, default=DEFAULT_TEMPERATURE,
@@ -113,14 +116,24 @@ def _sample_specs() -> tuple[list[str], list[str]]:
 
 
 def model_in_folder(path: str) -> str:
-    """The vocap job's output folder stands for the spm.model in it (a natural --vocab to give)."""
+    """The vocap job's output folder stands for the spm.model in it (a natural --vocab to give); a
+    tokenizer folder stands for itself."""
     inside = FileSystems.join(path, "spm.model")
     if not path.endswith(".model") and ("://" in path or os.path.isdir(path)) and FileSystems.exists(inside):
         return inside
+    if vocabulary.is_tokenizer_folder(path):
+        return path
     if "://" not in path and os.path.isdir(path):
-        raise UsageError(f"--vocab {path}: a folder without spm.model; give the model file that "
-                         "`python -m pipelines.vocap` writes (OUTPUT/spm.model)")
+        raise UsageError(f"--vocab {path}: a folder without spm.model or tokenizer.json; give the model file that "
+                         "`python -m pipelines.vocap` writes (OUTPUT/spm.model), or an encoder's tokenizer folder")
     return path
+
+
+def check_tokenizer_folder(path: str) -> None:
+    """A fast tokenizer whose specials sit where the rows need them, or a one-line error."""
+    problem = vocabulary.tokenizer_folder_problem(path)
+    if problem:
+        raise UsageError(f"--vocab {path}: {problem}")
 
 
 def check_vocab(path: str) -> None:
@@ -196,12 +209,15 @@ def plan(opts):
         for spec, source in zip(bitext_specs, sources):
             check_side_languages(spec, source)
     opts.vocab = model_in_folder(opts.vocab)
-    if "://" not in opts.vocab:  # a vocap output is checked against its manifest: complete, unchanged
-        try:
-            manifests.verified_file(opts.vocab, "--vocab")
-        except manifests.ManifestError as error:
-            raise UsageError(str(error)) from None
-    check_vocab(opts.vocab)
+    if vocabulary.is_tokenizer_folder(opts.vocab):
+        check_tokenizer_folder(opts.vocab)
+    else:
+        if "://" not in opts.vocab:  # a vocap output is checked against its manifest: complete, unchanged
+            try:
+                manifests.verified_file(opts.vocab, "--vocab")
+            except manifests.ManifestError as error:
+                raise UsageError(str(error)) from None
+        check_vocab(opts.vocab)
     bitext_langs = {lang for s in sources for lang in (s.x_lang, s.y_lang)}
     missing = sorted(bitext_langs - set(mono))
     if missing:
@@ -226,8 +242,11 @@ def plan(opts):
 
 
 def copy_vocab(vocab: str, output: str) -> str:
-    """`spm.model` beside the shards: training finds the vocabulary of the ids there, and workers
-    read it from the output, which every worker can reach (a laptop path is not)."""
+    """`spm.model` (or a tokenizer folder's files in `tokenizer/`) beside the shards: training finds
+    the vocabulary of the ids there, and workers read it from the output, which every worker can
+    reach (a laptop path is not)."""
+    if vocabulary.is_tokenizer_folder(vocab):
+        return vocabulary.copy_tokenizer_folder(vocab, FileSystems.join(output, vocabulary.OUTPUT_FOLDER))
     target = FileSystems.join(output, "spm.model")
     if os.path.abspath(vocab) != os.path.abspath(target):
         with FileSystems.open(vocab) as f:
@@ -296,10 +315,12 @@ def _splits(table: str, opts) -> dict[str, str]:
 
 def dataset_card(opts, inputs) -> DatasetCard:
     files, named = inputs
+    ids_of = (f"the tokenizer in {vocabulary.OUTPUT_FOLDER}/" if vocabulary.is_tokenizer_folder(opts.vocab)
+              else "spm.model")
     # MRTD and TRTD rows have different columns: two configs, so that each loads with its own schema.
     configs = [
         CardConfig("mrtd", _splits("mrtd", opts), XY_MRTD_SCHEMA,
-                   "monolingual token rows (ids of spm.model) for replaced-token detection"),
+                   f"monolingual token rows (ids of {ids_of}) for replaced-token detection"),
         CardConfig("trtd", _splits("trtd", opts), XY_TRTD_SCHEMA,
                    "X-Y translation-pair token rows (source then target, src_len tokens of source)"),
         CardConfig("pair_probs", {"train": "pair_probs.parquet"}, XY_PAIR_PROBS_SCHEMA,
@@ -316,7 +337,9 @@ def dataset_card(opts, inputs) -> DatasetCard:
     return DatasetCard(
         title="XY-LENT token rows (xlu-factory xy_corpus)",
         summary="Token-id rows for XY-LENT pre-training: monolingual rows (MRTD) and many-to-many bitext rows "
-                "(TRTD) encoded with the VoCAP vocabulary `spm.model` beside them, and the Sinkhorn pair_probs.",
+                "(TRTD) encoded with " + ("the VoCAP vocabulary `spm.model`" if ids_of == "spm.model" else
+                                  f"an encoder's own tokenizer (`{vocabulary.OUTPUT_FOLDER}/`)")
+                + " beside them, and the Sinkhorn pair_probs.",
         license=license, source=source, configs=configs,
         languages=sorted({lang for lang, _, _ in files}))
 
@@ -331,7 +354,8 @@ def input_files(opts, inputs) -> list[tuple[str, str]]:
     files, named = inputs
     return ([(f"--mono {lang}", path) for lang, _, path in files]
             + [(f"--bitext {source.key}", path) for source, _ in named for path in source.paths]
-            + [("--vocab", opts.vocab)])
+            + [("--vocab", FileSystems.join(opts.vocab, vocabulary.TOKENIZER_JSON)
+                if vocabulary.is_tokenizer_folder(opts.vocab) else opts.vocab)])
 
 
 def print_summary(stats: pa.Table, seconds: float, stream=None) -> None:

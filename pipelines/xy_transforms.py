@@ -19,11 +19,10 @@ import logging
 import posixpath
 
 import apache_beam as beam
-import sentencepiece as spm
 from apache_beam.io.filesystems import FileSystems
 
 from corpora import bitext
-from corpora.xy import sinkhorn
+from corpora.xy import sinkhorn, vocabulary
 from corpora.xy import shards as xy_shards
 from corpora.schemas import XY_PAIR_PROBS_SCHEMA
 from corpora.text_lines import decode_line
@@ -60,8 +59,7 @@ class _VocabDoFn(TallyingDoFn):
         self.vocab_path = vocab_path
 
     def setup(self):
-        with FileSystems.open(self.vocab_path) as f:
-            self.sp = spm.SentencePieceProcessor(model_proto=f.read())
+        self.sp = vocabulary.load(self.vocab_path)  # a vocap model or a tokenizer folder: the same two calls
 
 
 # ───────────────────────────── MRTD ─────────────────────────────

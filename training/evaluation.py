@@ -257,13 +257,14 @@ class XYLentEvaluator:
         ids, attention = batch["input_ids"], batch["attention_mask"]
         rng = batch_rng(self.cfg.seed, index, ids.device)
         # The training step's corruption (XYLentForPreTraining.forward), with this batch's own generator.
-        masked = choose_masked(ids, attention, cfg.mask_prob, generator=rng)
+        masked = choose_masked(ids, attention, cfg.mask_prob, generator=rng, special_ids=cfg.unmaskable_ids())
         to_mask = masked & (torch.rand(ids.shape, device=ids.device, generator=rng) < cfg.mask_token_share)
         hidden = model.generator.xylent(ids.masked_fill(to_mask, cfg.mask_token_id), attention).last_hidden_state
         gen_logits = model.generator.vocab_logits(hidden[masked])
         gen_right = torch.zeros(masked.shape, dtype=torch.bool, device=ids.device)
         gen_right[masked] = gen_logits.argmax(-1) == ids[masked]
-        disc_input, replaced = rtd_inputs(ids, masked, sample_replacements(gen_logits, generator=rng))
+        sampled = sample_replacements(gen_logits, generator=rng, banned=cfg.unsampled_ids(), token_count=cfg.token_count)
+        disc_input, replaced = rtd_inputs(ids, masked, sampled)
         predicted = model.discriminator(disc_input, attention) > 0
         tally_rtd(masked, gen_right, replaced, predicted, attention.bool(), groups, tally)
 

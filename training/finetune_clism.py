@@ -84,6 +84,21 @@ def load_model(init: str, head: str, trust_remote_code: bool = False) -> tuple[C
     return model, tokenizer
 
 
+def check_xlmr_init(init: str, trust_remote_code: bool = False) -> None:
+    """The heads sit on an XLM-R encoder (CLISMForQuestionAnswering.roberta): another architecture's
+    weights, an XY-LENT discriminator's say, would all be left random, with only a warning."""
+    from transformers import PretrainedConfig
+
+    from training.remote_code import check_remote_code
+
+    check_remote_code(init, trust_remote_code)  # a folder shipping code is refused as such first
+    model_type = PretrainedConfig.get_config_dict(init)[0].get("model_type")
+    if model_type not in ("xlm-roberta", "roberta"):
+        raise ValueError(f"--init {init}: a {model_type!r} model; the CLISM heads fine-tune XLM-R encoders "
+                         "(a CLISM run's final/ or any XLM-R); fine-tune it with `python -m training.finetune "
+                         "--task squad --init ...` (any AutoModel encoder)")
+
+
 # ---- rows -> tensors ----
 
 class QACollator:
@@ -355,6 +370,7 @@ def run_command(args: argparse.Namespace, out: Path, command: str) -> dict:
         args.eval = [args.eval]
     quiet_transformers_progress()
     try:
+        check_xlmr_init(args.init, args.trust_remote_code)
         # Once, not per run: every run of a few-shot sweep loads the same --init.
         args.max_seq_len = clamp_max_seq_len(args.max_seq_len, XLMRobertaConfig.from_pretrained(args.init),
                                              command)

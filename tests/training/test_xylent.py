@@ -56,8 +56,8 @@ def test_a_generator_that_reproduces_every_token_gives_no_replaced_label(xylent_
 
     real_choose = xylent.choose_masked
 
-    def choose(input_ids, attention_mask, mask_prob, generator=None):
-        masked = real_choose(input_ids, attention_mask, mask_prob, generator)
+    def choose(input_ids, attention_mask, mask_prob, generator=None, **special):
+        masked = real_choose(input_ids, attention_mask, mask_prob, generator, **special)
         seen["targets"] = input_ids[masked]
         return masked
 

@@ -6,7 +6,8 @@ Data: the xy_corpus job's --output (pipelines/xy_corpus.py; docs/design.md §2):
     trtd/train-*.parquet        XY_TRTD_SCHEMA  `<s> x </s> y </s>` and its length n_ids, order flipped at write time
     (checked against the folder's manifest.json first; folders of before have them under data/)
     pair_probs.parquet          XY_PAIR_PROBS_SCHEMA  the Sinkhorn sampling probability of each pair
-    spm.model                   the vocap SentencePiece model the ids are from
+    spm.model                   the vocap SentencePiece model the ids are from, or
+    tokenizer/                  the encoder's tokenizer the ids are from (xy_corpus --vocab FOLDER)
 
 The stream (`XYBatches`), per DDP rank and DataLoader worker:
 - MRTD rows are drawn by language with probability q_l ∝ n_l^α (--mono_alpha), XLM-E's smoothed
@@ -45,10 +46,10 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from corpora.schemas import XY_MRTD_SCHEMA, XY_PAIR_PROBS_SCHEMA, XY_TRTD_SCHEMA, XY_TRTD_SCHEMA_V1, check_schema
 from corpora.xy.vocap import PAD_ID
-from corpora.outputs import manifests
 from corpora.seeding import keyed_rng
-from training.data import (DataFolderError, ParquetBatches, check_shards, data_root, list_shards, read_metadata,
+from training.data import (ParquetBatches, check_shards, data_root, list_shards, read_metadata,
                            read_row_group, read_table)
+from training.data.xylent_vocabulary import artefact, vocabulary_file
 
 
 # ---- the data folder ----
@@ -60,16 +61,6 @@ def _root(data_dir: str | Path) -> Path:
 def shards(data_dir: str | Path, task: str) -> list[Path]:
     """The task's (mrtd, trtd) shards, the folder checked against its manifest first."""
     return list_shards(data_dir, "train", table=task)
-
-
-def artefact(data_dir: str | Path, name: str) -> Path:
-    path = _root(data_dir) / name
-    if not path.exists():
-        raise FileNotFoundError(f"--data {data_dir}: {name} not found; it is written by pipelines.xy_corpus")
-    try:
-        return manifests.verified_file(path, "--data")
-    except manifests.ManifestError as e:
-        raise DataFolderError(str(e)) from None
 
 
 def pair_key(a: str, b: str) -> str:
@@ -118,11 +109,11 @@ def smoothed_keep_rates(rows_by_lang: dict[str, int], alpha: float) -> dict[str,
 
 
 def check_folder(data_dir: str | Path) -> int:
-    """Both tasks' shards against their contracts, pair_probs and spm.model present; total rows."""
+    """Both tasks' shards against their contracts, pair_probs and the vocabulary present; total rows."""
     rows = (check_shards(shards(data_dir, "mrtd"), XY_MRTD_SCHEMA)
             + check_shards(shards(data_dir, "trtd"), XY_TRTD_SCHEMA, older=(XY_TRTD_SCHEMA_V1,)))
     read_pair_probs(data_dir)
-    artefact(data_dir, "spm.model")
+    vocabulary_file(data_dir)
     return rows
 
 

@@ -28,7 +28,9 @@ from transformers.modeling_outputs import BaseModelOutput
 
 from .gated_rel_pos import GatedRelativePositionBias, PositionGate, gated_bias
 
-BOS_ID, PAD_ID, EOS_ID, UNK_ID, MASK_ID = range(5)  # the vocap model's fixed special ids (corpora/xy/vocap.py)
+# The vocap model's fixed special ids (corpora/xy/vocap.py), the defaults; an encoder's own vocabulary
+# (XLM-R's: <mask> last) brings its ids in the config.
+BOS_ID, PAD_ID, EOS_ID, UNK_ID, MASK_ID = range(5)
 
 
 class XYLentConfig(PretrainedConfig):
@@ -47,7 +49,7 @@ class XYLentConfig(PretrainedConfig):
                  dro: bool = False, dro_rho: float = 0.1, dro_resamples: int = 10,
                  pair_names: list[str] | None = None, pair_probs: list[float] | None = None,
                  pad_token_id: int = PAD_ID, bos_token_id: int = BOS_ID, eos_token_id: int = EOS_ID,
-                 mask_token_id: int = MASK_ID, **kwargs):
+                 mask_token_id: int = MASK_ID, token_count: int | None = None, **kwargs):
         super().__init__(pad_token_id=pad_token_id, bos_token_id=bos_token_id, eos_token_id=eos_token_id, **kwargs)
         self.vocab_size = vocab_size
         self.hidden_size = hidden_size
@@ -75,6 +77,15 @@ class XYLentConfig(PretrainedConfig):
         self.pair_names = list(pair_names or [])  # TRTD language pairs (DRO), filled from pair_probs.parquet
         self.pair_probs = list(pair_probs or [])
         self.mask_token_id = mask_token_id
+        # The tokenizer's size; embedding rows from it on stand for no token (a converted encoder's
+        # matrix is rounded up: e5-small has 250,037 rows for 250,002 tokens) and are never sampled.
+        self.token_count = token_count
+
+    def unmaskable_ids(self) -> tuple[int, int, int]:
+        return self.bos_token_id, self.eos_token_id, self.mask_token_id
+
+    def unsampled_ids(self) -> tuple[int, int]:
+        return self.pad_token_id, self.mask_token_id
 
     def generator_config(self) -> XYLentConfig:
         """G: generator_layers deep, D's width unless told otherwise, no dropout (XY-LENT §5, Meng et al.)."""
@@ -87,7 +98,8 @@ class XYLentConfig(PretrainedConfig):
             hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, layer_norm_eps=self.layer_norm_eps,
             initializer_range=self.initializer_range, rel_pos_buckets=self.rel_pos_buckets,
             rel_pos_max_distance=self.rel_pos_max_distance, generator_layers=0, pad_token_id=self.pad_token_id,
-            bos_token_id=self.bos_token_id, eos_token_id=self.eos_token_id, mask_token_id=self.mask_token_id)
+            bos_token_id=self.bos_token_id, eos_token_id=self.eos_token_id, mask_token_id=self.mask_token_id,
+            token_count=self.token_count)
 
 
 # ---- building blocks ----
@@ -243,12 +255,14 @@ XYLentForMaskedLM.register_for_auto_class("AutoModelForMaskedLM")
 # ---- the ELECTRA step ----
 
 def choose_masked(input_ids: torch.Tensor, attention_mask: torch.Tensor, mask_prob: float,
-                  generator: torch.Generator | None = None) -> torch.Tensor:
+                  generator: torch.Generator | None = None,
+                  special_ids: tuple[int, ...] = (BOS_ID, EOS_ID, MASK_ID)) -> torch.Tensor:
     """[B, T] bool: round(mask_prob · n) of each sequence's n candidates (at least one), chosen
     uniformly; candidates are real tokens other than the special ones: <s> (XY-LENT §4: [CLS] is never
     masked), </s> and <mask>, as ELECTRA's and XLM-E's masking draw only from the text (a </s> between a
-    translation pair's halves would otherwise be masked and "replaced"). <unk> stands for text: it may be."""
-    special = (input_ids == BOS_ID) | (input_ids == EOS_ID) | (input_ids == MASK_ID)
+    translation pair's halves would otherwise be masked and "replaced"). <unk> stands for text: it may be.
+    `special_ids`: <s>, </s> and <mask> of the vocabulary (XYLentConfig.unmaskable_ids)."""
+    special = torch.isin(input_ids, torch.tensor(special_ids, device=input_ids.device))
     candidates = attention_mask.bool() & ~special
     n = candidates.sum(1)
     k = torch.where(n > 0, (n.float() * mask_prob).round().long().clamp(min=1), torch.zeros_like(n))
@@ -258,15 +272,19 @@ def choose_masked(input_ids: torch.Tensor, attention_mask: torch.Tensor, mask_pr
     return ranks < k[:, None]
 
 
-def sample_replacements(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-    """One token per row of [M, V] logits from softmax(logits), never <pad> or <mask>: a <mask> in
-    D's input would be a replaced token given away, and a <pad> a token D never sees.
+def sample_replacements(logits: torch.Tensor, generator: torch.Generator | None = None,
+                        banned: tuple[int, ...] = (PAD_ID, MASK_ID), token_count: int | None = None) -> torch.Tensor:
+    """One token per row of [M, V] logits from softmax(logits), never <pad> or <mask> (`banned`,
+    XYLentConfig.unsampled_ids): a <mask> in D's input would be a replaced token given away, and a
+    <pad> a token D never sees; nor a row from `token_count` on, which stands for no token.
 
     Gumbel-max written as argmax(logits − log E), E ~ Exp(1) (= −log U): two [M, V] float tensors
     at most, which matters at 500K entries and M = 15% of a 32 x 512 batch."""
     noise = torch.empty(logits.shape, dtype=torch.float32, device=logits.device).exponential_(generator=generator)
     scores = logits.detach().float() - noise.log_()
-    scores[:, [PAD_ID, MASK_ID]] = float("-inf")
+    scores[:, list(banned)] = float("-inf")
+    if token_count is not None:
+        scores[:, token_count:] = float("-inf")
     return scores.argmax(-1)
 
 
@@ -346,7 +364,7 @@ class XYLentForPreTraining(nn.Module):
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, pair_index: torch.Tensor | None = None,
                 **_) -> tuple[torch.Tensor, dict]:
         cfg = self.config
-        masked = choose_masked(input_ids, attention_mask, cfg.mask_prob)
+        masked = choose_masked(input_ids, attention_mask, cfg.mask_prob, special_ids=cfg.unmaskable_ids())
         # ELECTRA's masking: 85% of the chosen positions become <mask>, the rest keep their token
         # (no random replacement: G's samples are the replacements).
         to_mask = masked & (torch.rand(input_ids.shape, device=input_ids.device) < cfg.mask_token_share)
@@ -358,7 +376,8 @@ class XYLentForPreTraining(nn.Module):
         gen_loss = gen_token_loss.mean()
 
         with torch.no_grad():
-            disc_input, replaced = rtd_inputs(input_ids, masked, sample_replacements(gen_logits))
+            sampled = sample_replacements(gen_logits, banned=cfg.unsampled_ids(), token_count=cfg.token_count)
+            disc_input, replaced = rtd_inputs(input_ids, masked, sampled)
         disc_logits = self.discriminator(disc_input, attention_mask).float()
         real = attention_mask.bool()
         disc_token_loss = F.binary_cross_entropy_with_logits(disc_logits, replaced.float(), reduction="none")

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 from corpora.schemas import XY_MRTD_SCHEMA
 from training.config import TrainConfig
-from training.data.xylent import (XYBatches, artefact, check_folder, collate, mono_rows_by_language, read_pair_probs,
-                                  shards, smoothed_keep_rates)
+from training.data.xylent import (XYBatches, check_folder, collate, mono_rows_by_language, read_pair_probs, shards,
+                                  smoothed_keep_rates)
+from training.data.xylent_vocabulary import data_tokenizer, vocabulary_file
 from training.models.xylent import XYLentConfig, XYLentForPreTraining
 from training.registry import Recipe
 
@@ -31,7 +32,9 @@ _on_off.__name__ = "on/off"  # argparse names the type in its error message
 class XYLentTrainConfig(TrainConfig):
     """TrainConfig and XY-LENT's own fields."""
 
-    init: str | None = None  # pre-training from scratch; a saved XY-LENT final/ folder continues it
+    # None: pre-training from scratch; a saved XY-LENT final/ folder continues it; an XLM-R-style
+    # encoder folder (XLMRobertaModel, e.g. training.convert_e5's) initialises D and G from it.
+    init: str | None = None
     generator_layers: int = 4  # XLM-E base: a 4-layer generator of D's width
     generator_hidden_size: int | None = None  # None: D's width
     disc_weight: float = 50.0  # λ of L_G + λ·L_D (ELECTRA)
@@ -87,33 +90,51 @@ EXTRA_FLAGS = {
 # ---- hooks (training/registry.py) ----
 
 def make_tokenizer(cfg: XYLentTrainConfig, data_dir: str):
-    """The vocap model as a fast tokenizer with the same ids (the code path of pipelines/vocap.py)."""
-    from corpora.xy import vocab_exports
+    """--init's tokenizer, else the one whose ids the rows are: the vocap model as a fast tokenizer with
+    the same ids (the code path of pipelines/vocap.py), or the encoder's tokenizer copied beside the rows."""
     from training.tokenizer import load_tokenizer
 
     if cfg.init:
         return load_tokenizer(cfg.init, cfg.trust_remote_code)
-    return vocab_exports.hf_tokenizer(artefact(data_dir, "spm.model").read_bytes())
+    return data_tokenizer(data_dir)
 
 
 def check_data(cfg: XYLentTrainConfig, data_dir: str) -> int:
-    return check_folder(data_dir)
+    rows = check_folder(data_dir)
+    if cfg.init:
+        check_init_vocabulary(cfg, data_dir)
+    return rows
+
+
+def check_init_vocabulary(cfg: XYLentTrainConfig, data_dir: str) -> None:
+    """The rows' ids must mean the pieces --init's embedding rows mean: rows of a vocap model fed to
+    e5-small would train XLM-R's rows for other pieces without a word."""
+    from training.run_folder import RunFolderError
+    from training.tokenizer import load_tokenizer
+
+    ours = load_tokenizer(cfg.init, cfg.trust_remote_code).get_vocab()
+    if data_tokenizer(data_dir).get_vocab() != ours:
+        raise RunFolderError(f"--data {data_dir}: its token ids are from {vocabulary_file(data_dir).name} beside the rows, "
+                             f"another vocabulary than --init {cfg.init}'s tokenizer ({len(ours):,} tokens); make the "
+                             f"data with `python -m pipelines.xy_corpus --vocab {cfg.init}`")
 
 
 def check_eval_data(cfg: XYLentTrainConfig, data_dir: str, eval_dir: str) -> None:
-    """Held-out rows are token ids: they mean the same only under the same vocap model. A folder made
-    with another (the bundled sample's 2,000 pieces against a real 8,000) was read without a word."""
+    """Held-out rows are token ids: they mean the same only under the same vocabulary (the same vocap
+    model, or the same encoder's tokenizer). A folder made with another (the bundled sample's 2,000
+    pieces against a real 8,000) was read without a word."""
     from training.evaluation import EvalDataError
 
     try:
-        theirs = artefact(eval_dir, "spm.model").read_bytes()
+        theirs = vocabulary_file(eval_dir)
     except FileNotFoundError:
-        raise EvalDataError(f"--eval_data {eval_dir}: no spm.model beside its shards; give a pipelines.xy_corpus "
-                            "--output folder") from None
-    if cfg.init is None and theirs != artefact(data_dir, "spm.model").read_bytes():
+        raise EvalDataError(f"--eval_data {eval_dir}: no spm.model or tokenizer/ beside its shards; give a "
+                            "pipelines.xy_corpus --output folder") from None
+    ours = vocabulary_file(data_dir)
+    if theirs.name != ours.name or theirs.read_bytes() != ours.read_bytes():
         raise EvalDataError(f"--eval_data {eval_dir}: made with another vocabulary than --data {data_dir} "
-                            "(their spm.model files differ), so its token ids mean other pieces; "
-                            "make both with the same pipelines.vocap model")
+                            f"({theirs.parent.name}/{theirs.name} and {ours.parent.name}/{ours.name} differ), so its "
+                            "token ids mean other pieces; make both with the same pipelines.xy_corpus --vocab")
 
 
 def model_config(cfg: XYLentTrainConfig, tokenizer) -> XYLentConfig:
@@ -126,7 +147,7 @@ def model_config(cfg: XYLentTrainConfig, tokenizer) -> XYLentConfig:
         generator_hidden_size=cfg.generator_hidden_size, mask_prob=cfg.mask_prob, disc_weight=cfg.disc_weight,
         dro=cfg.dro, dro_rho=cfg.dro_rho, dro_resamples=cfg.dro_resamples,
         pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id, mask_token_id=tokenizer.mask_token_id,
+        eos_token_id=tokenizer.eos_token_id, mask_token_id=tokenizer.mask_token_id, token_count=len(tokenizer),
     )
 
 
@@ -135,9 +156,38 @@ def build_random(cfg: XYLentTrainConfig, tokenizer) -> XYLentForPreTraining:
 
 
 def build_pretrained(cfg: XYLentTrainConfig, tokenizer, name_or_path: str) -> XYLentForPreTraining:
-    """A saved XY-LENT final/ folder (D, and G in generator/), continued with this run's DRO settings."""
+    """A saved XY-LENT final/ folder (D, and G in generator/), continued with this run's DRO settings;
+    or an XLM-R-style encoder folder, D and G initialised from it (xylent_from_encoder.py)."""
+    from training.models import xylent_from_encoder
+
+    if xylent_from_encoder.encoder_type(name_or_path):
+        return build_from_encoder(cfg, tokenizer, name_or_path)
     model = XYLentForPreTraining.from_parts(name_or_path)
     model.config.dro, model.config.dro_rho, model.config.dro_resamples = cfg.dro, cfg.dro_rho, cfg.dro_resamples
+    return model
+
+
+# The preset's fields an encoder's config replaces (its shape); the preset's training fields stay.
+ENCODER_SHAPE_FIELDS = ("hidden_size", "num_layers", "num_heads", "intermediate_size", "vocab_size")
+
+
+def build_from_encoder(cfg: XYLentTrainConfig, tokenizer, path: str) -> XYLentForPreTraining:
+    from training.models import xylent_from_encoder
+    from training.run_folder import RunFolderError
+
+    try:
+        model = xylent_from_encoder.from_encoder(
+            path, tokenizer, max_seq_len=cfg.max_seq_len, dropout=cfg.dropout, generator_layers=cfg.generator_layers,
+            generator_hidden_size=cfg.generator_hidden_size, rel_pos_buckets=cfg.rel_pos_buckets,
+            rel_pos_max_distance=cfg.rel_pos_max_distance, mask_prob=cfg.mask_prob, disc_weight=cfg.disc_weight,
+            dro=cfg.dro, dro_rho=cfg.dro_rho, dro_resamples=cfg.dro_resamples)
+    except xylent_from_encoder.EncoderInitError as error:
+        raise RunFolderError(str(error)) from None
+    c = model.config
+    print(f"--init {path}: discriminator = the encoder ({c.num_hidden_layers} layers x {c.hidden_size}, "
+          f"{c.num_attention_heads} heads, FFN {c.intermediate_size}, {c.vocab_size:,} embedding rows; these replace the "
+          f"preset's {', '.join(ENCODER_SHAPE_FIELDS)}), relative position bias starting at zero, new RTD head; "
+          f"generator = its first {c.generator_layers} layers, shared embeddings, new MLM head", file=sys.stderr)
     return model
 
 

@@ -25,8 +25,9 @@ from training.models.mpmr import MPMRForWAE, SpanExtractor
 from training.remote_code import from_pretrained
 
 # Weights a checkpoint may hold or lack without anything being wrong, for every encoder loaded here:
-# the MLM head of a pre-training checkpoint (CLISM, XLM-R) is not used by a reader; a pooler is never used.
-ENCODER_UNUSED = ("lm_head.",)
+# the MLM head of a pre-training checkpoint (CLISM, XLM-R) and the replaced-token-detection head of an
+# XY-LENT discriminator are not used by a reader; a pooler is never used.
+ENCODER_UNUSED = ("lm_head.", "rtd_head.")
 ENCODER_NEW = ("pooler.",)
 
 EXTRACTOR_CONFIG = "span_extractor.json"
