@@ -3,6 +3,7 @@
     python benchmarks/clism_pairs.py [--repeat 120] [--langs fr,vi] [--aligner fast_align|eflomal]
                                      [--rounds 3] [--compare_with /tmp/checkout-of-another-commit ...]
     python benchmarks/clism_pairs.py --ntrex de,fr,el,vi,ar [--ntrex_lines 1997] ...   # real text
+    python benchmarks/clism_pairs.py --ntrex de,fr --aligner simalign --aligner_model DIR --no_stages
 
 The bundled sample is repeated (`--repeat` copies of each language pair's 42 lines, so the job
 sees N distinct line ids; 120 copies = 20,160 pairs), or with --ntrex the real NTREX-128 test set
@@ -89,12 +90,19 @@ def main(argv=None) -> None:
     parser.add_argument("--ntrex", metavar="LANGS",
                         help="real text instead of the repeated sample: NTREX-128 en-X for these X (e.g. de,fr,el,vi,ar)")
     parser.add_argument("--ntrex_lines", type=int, default=1997, help="first N lines of each NTREX pair (default: all)")
-    parser.add_argument("--aligner", choices=("fast_align", "eflomal"), default="fast_align")
+    parser.add_argument("--aligner", choices=("fast_align", "eflomal", "simalign"), default="fast_align")
+    parser.add_argument("--aligner_model", help="simalign: an encoder folder (python -m training.convert_e5 DIR)")
+    parser.add_argument("--aligner_layer", default="7", help="simalign: the encoder layer (default %(default)s)")
+    parser.add_argument("--aligner_method", default="argmax", help="simalign: argmax, itermax or match")
     parser.add_argument("--rounds", type=int, default=1, help="interleaved job runs; the least CPU time of each is kept")
     parser.add_argument("--compare_with", type=Path, action="append", default=[],
                         help="a checkout of another commit whose job runs on the same input (repeatable)")
     parser.add_argument("--no_stages", action="store_true", help="time only the whole job(s), not NER and alignment apart")
     args = parser.parse_args(argv)
+    if args.aligner == "simalign" and not args.aligner_model:
+        parser.error("--aligner simalign needs --aligner_model DIR (python -m training.convert_e5 DIR)")
+    aligner_flags = (["--aligner_model", args.aligner_model, "--aligner_layer", args.aligner_layer,
+                      "--aligner_method", args.aligner_method] if args.aligner == "simalign" else [])
     langs = (args.ntrex or args.langs).split(",")
 
     with tempfile.TemporaryDirectory(prefix="clism-bench-") as tmp:
@@ -131,10 +139,11 @@ def main(argv=None) -> None:
                         get_tokenizer(lang).tokenize_many([x for _, x in batch])
             with Clock() as stages["alignment"]:
                 for lang in langs:
-                    make_aligner(args.aligner, prior_stop_words=stop_words("en")).align(tokenised[lang])  # as the job
+                    make_aligner(args.aligner, prior_stop_words=stop_words("en"), model=args.aligner_model,
+                                 layer=int(args.aligner_layer), method=args.aligner_method).align(tokenised[lang])
 
         job_args = ["-m", "pipelines.clism_pairs", "--runner", "DirectRunner", "--direct_num_workers", "1",
-                    "--aligner", args.aligner, *specs]
+                    "--aligner", args.aligner, *aligner_flags, *specs]
         # -m puts the working directory first on sys.path: each checkout runs its own code.
         checkouts = {"job": REPO, **{c.name: c.resolve() for c in args.compare_with}}
         results: dict[str, list[dict]] = {name: [] for name in checkouts}
