@@ -295,7 +295,10 @@ class _BagsPerPCollection(PipelineVisitor):
         elif isinstance(transform, _GroupAlsoByWindow):
             out = bags[0]  # global windows only: the groups are already complete
         elif isinstance(transform, _Flatten):
-            out = self.flatten(bags) if bags else db.from_sequence([None], npartitions=1).filter(lambda _: False)
+            # The inputs' partitions side by side (their count adds up), not merged: partition i of an
+            # early stage merged with partition i of a late one is held until the late one runs, so a
+            # merged Flatten before a shuffle held a whole stage's output (its memory grew with the dump).
+            out = db.concat(bags) if bags else db.from_sequence([None], npartitions=1).filter(lambda _: False)
         elif isinstance(transform, ParDo) and isinstance(transform.fn, GroupByKey.ReifyWindows):
             if not isinstance(next(iter(node.main_inputs.values())).windowing.windowfn, GlobalWindows):
                 raise NotImplementedError(f"{node.full_label}: only the global window is translated to dask")
@@ -326,18 +329,6 @@ class _BagsPerPCollection(PipelineVisitor):
         for pcoll in node.outputs.values():
             self.bags[pcoll] = out
         self.names[out.name] = node.full_label
-
-    def flatten(self, bags: list) -> db.Bag:
-        """Partition i of the result = partition i of every input, in input order: as many partitions
-        as the largest input, where `db.concat` adds them up (a job's stats, a Flatten of ten
-        stages' outputs, would have been ten times --dask_npartitions tasks at every later stage)."""
-        if len(bags) == 1:
-            return bags[0]
-        name = f"flatten-{uuid.uuid4().hex}"
-        graph = {(name, i): (_concat, [(bag.name, i) for bag in bags if i < bag.npartitions])
-                 for i in range(max(bag.npartitions for bag in bags))}
-        return db.Bag(HighLevelGraph.from_collections(name, graph, dependencies=bags), name,
-                      max(bag.npartitions for bag in bags))
 
     def side_input(self, pcoll) -> db.Item:
         """One task that gathers the PCollection into a list, made once however many ParDos read it."""
@@ -387,7 +378,7 @@ def pipeline_collection(pipeline, npartitions: int, shuffle: str = "disk", shuff
     # (every multi-output ParDo's bundle feeds one chain per output) is fused into each chain
     # under a different name, so it ran once per chain (and a disk shuffle's files were written
     # by two copies of the same task).
-    everything = visitor.flatten(visitor.sinks()).map_partitions(_discard)
+    everything = db.concat(visitor.sinks()).map_partitions(_discard)
     return (downstream_first(everything) if task_order == "downstream_first" else everything), visitor
 
 
