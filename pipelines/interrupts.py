@@ -44,6 +44,11 @@ def exits_cleanly_on_ctrl_c(run):
             # signal is news to the user.
             logging.disable(logging.CRITICAL)
             threading.excepthook = _quiet_thread_exit  # Beam's threads that lost their workers
+            # Beam's SDK worker threads also print the traceback of a bundle whose data channel closed
+            # (sdk_worker._execute), not through logging. Left in place after the job: those threads
+            # may print after it has returned, and the process is exiting.
+            if not isinstance(sys.stderr, _MainThreadOnly):
+                sys.stderr = _MainThreadOnly(sys.stderr)
             raise KeyboardInterrupt
 
         previous, previous_hook = signal.signal(signal.SIGINT, on_sigint), threading.excepthook
@@ -61,6 +66,21 @@ def exits_cleanly_on_ctrl_c(run):
                 threading.excepthook = previous_hook
 
     return wrapper
+
+
+class _MainThreadOnly:
+    """sys.stderr after Ctrl-C: writes from other threads are dropped."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if threading.current_thread() is threading.main_thread():
+            return self.stream.write(text)
+        return len(text)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
 
 
 def _say_interrupted() -> None:
