@@ -29,6 +29,9 @@ class TrainConfig:
     batch_size: int = 32  # micro-batch per process
     grad_accum: int = 8  # effective batch = batch_size x grad_accum x processes
     lr: float = 1e-5
+    # Peak rate of the parameters --init did not supply (new heads and tables); None: lr. Continued
+    # pre-training at an encoder's small rate leaves fresh heads near their initialisation for many steps.
+    new_params_lr: float | None = None
     weight_decay: float = 0.01
     adam_betas: tuple[float, float] = (0.9, 0.98)  # XLM-R's
     warmup_ratio: float = 0.06

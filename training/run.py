@@ -35,6 +35,7 @@ from training.run_folder import RunFolderError
 from training.registry import MODEL_NAMES, ModelSpec, get_spec
 from training.remote_code import RemoteCodeRefused
 from training.run_log import RunLog, truncate_metrics
+from training.new_parameters import NEW_PARAMETERS, mark_new_parameters
 from training.run_setup import fresh_model, lr_schedule, make_optimizer, setup_distributed
 from training.training_loop import Position, TrainingLoop, last_checkpoint_step, saving
 
@@ -48,6 +49,8 @@ OVERRIDES = {
     "batch_size": (int, "micro-batch rows per process"),
     "grad_accum": (int, "micro-batches per optimiser step (effective batch = batch_size x grad_accum x processes)"),
     "lr": (float, "peak learning rate (paper: 1e-5)"),
+    "new_params_lr": (float, ("peak learning rate of the parameters --init did not supply (new heads, the XY-LENT "
+                              "generator's MLM head and relative position tables); default: --lr")),
     "weight_decay": (float, "AdamW weight decay (not on biases and LayerNorm)"),
     "warmup_ratio": (float, "share of the steps spent warming up linearly (mPMR: 0.06); linear decay after"),
     "warmup_steps": (int, "warm-up steps; overrides --warmup_ratio when given (CLISM: 1500)"),
@@ -212,6 +215,9 @@ def _train(args: argparse.Namespace, spec: ModelSpec, cfg: TrainConfig, rank: in
     model, raw_model = build_model(spec, cfg, state, tokenizer, device, world)
     steps_per_epoch = max(1, math.ceil(plan.total_rows / (cfg.batch_size * cfg.grad_accum * world)))
     max_steps = cfg.max_steps or max(1, round(cfg.epochs * steps_per_epoch))
+    if is_main and cfg.new_params_lr is not None and not getattr(raw_model, NEW_PARAMETERS, None):
+        print(f"--new_params_lr: no parameter is new here (--init {cfg.init} supplied all of them, or none); "
+              "all train at --lr", file=sys.stderr)
     optimizer = make_optimizer(raw_model, cfg, device)
     scheduler = lr_schedule(optimizer, cfg, max_steps)
     position = restore_position(state, optimizer, scheduler, out, rank, world, cfg.seed)
@@ -327,6 +333,7 @@ def build_model(spec: ModelSpec, cfg: TrainConfig, state: dict | None, tokenizer
         # restored later, before any draw that shapes training.
         model = spec.from_config(state["model_config"])
         model.load_state_dict(state["model"])
+        mark_new_parameters(model, state.get("new_parameters", ()))
     else:
         model = fresh_model(spec, cfg, tokenizer)
     model.to(device)

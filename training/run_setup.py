@@ -13,6 +13,7 @@ import torch
 import torch.distributed as dist
 
 from training.config import TrainConfig
+from training.new_parameters import NEW_PARAMETERS
 
 if TYPE_CHECKING:
     from training.registry import ModelSpec
@@ -47,19 +48,29 @@ def fresh_model(spec: ModelSpec, cfg: TrainConfig, tokenizer) -> torch.nn.Module
     return spec.build_pretrained(cfg, tokenizer, cfg.init) if cfg.init else spec.build_random(cfg, tokenizer)
 
 
-def param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict]:
-    decay, no_decay = [], []
+def param_groups(model: torch.nn.Module, weight_decay: float, new_params_lr: float | None = None) -> list[dict]:
+    """AdamW's groups: biases and LayerNorm weights are not decayed (RoBERTa/XLM-R practice); with
+    `new_params_lr`, the parameters the model marks as new get that peak rate (the schedule scales it
+    as the others'). Empty groups are left out; the order is fixed, so a checkpoint's state fits."""
+    new = getattr(model, NEW_PARAMETERS, frozenset()) if new_params_lr is not None else frozenset()
+    groups = {(is_new, decays): [] for is_new in (False, True) for decays in (True, False)}
     for name, param in model.named_parameters():
-        # Biases and LayerNorm weights are not decayed (RoBERTa/XLM-R practice).
-        (no_decay if param.ndim < 2 else decay).append(param)
-    return [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+        groups[(name in new, param.ndim >= 2)].append(param)
+    out = []
+    for (is_new, decays), params in groups.items():
+        if params:
+            group = {"params": params, "weight_decay": weight_decay if decays else 0.0}
+            if is_new:
+                group["lr"] = new_params_lr
+            out.append(group)
+    return out
 
 
 def make_optimizer(model: torch.nn.Module, cfg: TrainConfig, device: torch.device) -> torch.optim.AdamW:
     # Fused on the CPU too, as in fine-tuning (training/finetune_loop.py): the foreach form holds
     # temporaries the size of all parameters, most of them a 250k-piece embedding at XLM-R's sizes.
-    return torch.optim.AdamW(param_groups(model, cfg.weight_decay), lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.adam_eps,
-                             fused=device.type in ("cuda", "cpu"))
+    return torch.optim.AdamW(param_groups(model, cfg.weight_decay, cfg.new_params_lr), lr=cfg.lr,
+                             betas=cfg.adam_betas, eps=cfg.adam_eps, fused=device.type in ("cuda", "cpu"))
 
 
 def lr_lambda(warmup: int, total: int) -> Callable[[int], float]:

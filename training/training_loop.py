@@ -20,6 +20,7 @@ from training.config import TrainConfig
 from training.errors import NonFiniteError
 from training.registry import ModelSpec
 from training.run_log import LogWindow, RunLog
+from training.new_parameters import NEW_PARAMETERS
 from training.run_setup import autocast_for
 
 
@@ -185,6 +186,7 @@ class TrainingLoop:
                 model_name=self.model_name, step=step, batches=self.at.batches, rng=rngs, world_size=self.world,
                 max_steps=self.max_steps, nonfinite_skips=self.at.skipped,
                 parameters=[name for name, _ in raw.named_parameters()], model_config=raw.config.to_dict(),
+                new_parameters=sorted(getattr(raw, NEW_PARAMETERS, ())),
                 train_config=json.loads(json.dumps(self.cfg.to_dict())),
                 best=self.selection.best if self.selection else None,
             )

@@ -124,3 +124,43 @@ def test_the_clism_heads_refuse_an_xylent_encoder_in_one_line(trained, tmp_path)
                                     "fine-tune XLM-R encoders (a CLISM run's final/ or any XLM-R); fine-tune it with "
                                     "`python -m training.finetune --task squad --init ...` (any AutoModel encoder)")
     assert not (tmp_path / "ftc" / "standard").exists()
+
+
+def test_new_params_lr_trains_only_what_init_did_not_supply_at_its_own_rate(encoder, data):
+    """--new_params_lr 0 holds the new heads and tables at their initialisation while the encoder moves."""
+    import torch
+
+    from training.run_setup import make_optimizer
+    from training.tokenizer import load_tokenizer
+
+    tokenizer = load_tokenizer(str(encoder))
+    cfg = recipe.CONFIGS["tiny"].replace(init=str(encoder), generator_layers=1, max_seq_len=32, lr=1e-2,
+                                         new_params_lr=0.0)
+    model = recipe.build_pretrained(cfg, tokenizer, str(encoder))
+    new = model.new_parameter_names
+    assert "discriminator.rtd_head.0.weight" in new and "generator.lm_dense.weight" in new
+    assert not any(name.startswith("discriminator.xylent.layers.0.attention.qkv") for name in new)
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    optimizer = make_optimizer(model, cfg, torch.device("cpu"))
+    loss = sum((p.float() ** 2).sum() for p in model.parameters())
+    loss.backward()
+    optimizer.step()
+    moved = {name for name, p in model.named_parameters() if not torch.equal(p, before[name])}
+    assert moved and not moved & new
+    assert "discriminator.xylent.embeddings.word_embeddings.weight" in moved
+
+
+def test_a_run_with_new_params_lr_resumes_with_its_optimiser_groups(encoder, data, tmp_path):
+    import torch
+
+    out = tmp_path / "run"
+    first = train(encoder, *data, out, "--new_params_lr", "1e-3", "--eval_every", "0", "--max_steps", "2",
+                  "--save_every", "1")
+    assert first.returncode == 0, first.stderr[-3000:]
+    resumed = train(encoder, *data, out, "--new_params_lr", "1e-3", "--eval_every", "0", "--max_steps", "3", "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    state = torch.load(sorted((out / "checkpoints").glob("step-*.pt"))[-1], weights_only=False)
+    assert state["step"] == 3
+    rates = sorted({group["initial_lr"] for group in state["optimizer"]["param_groups"]})
+    assert rates == [1e-4, 1e-3]
+    assert "generator.lm_dense.weight" in state["new_parameters"]

@@ -16,6 +16,8 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import XLMRobertaConfig, XLMRobertaModel, XLMRobertaPreTrainedModel
 
+from training.new_parameters import mark_new_parameters
+
 
 class SpanExtractor(nn.Module):
     """S_logits = FFN(H) · Hᵀ; the FFN follows the public PMR reference implementation."""
@@ -107,7 +109,8 @@ def from_pretrained_encoder(name_or_path: str, extractor_hidden_size: int, dropo
     if not hasattr(config, "extractor_hidden_size"):
         config.extractor_hidden_size = extractor_hidden_size
         config.extractor_dropout = dropout
-    return MPMRForWAE.from_pretrained(name_or_path, config=config)
+    model, loading = MPMRForWAE.from_pretrained(name_or_path, config=config, output_loading_info=True)
+    return mark_new_parameters(model, loading["missing_keys"])
 
 
 def build_config(tokenizer, hidden_size: int, num_layers: int, num_heads: int, intermediate_size: int,

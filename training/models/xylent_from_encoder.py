@@ -31,6 +31,7 @@ from pathlib import Path
 import torch
 
 from training.models.xylent import XYLentConfig, XYLentForPreTraining, XYLentModel
+from training.new_parameters import mark_new_parameters
 
 ENCODER_TYPES = ("xlm-roberta", "roberta")  # fairseq positions from padding_idx + 1, post-LN, one segment
 _LAYER = {  # XLMRobertaModel name under encoder.layer.{i}. -> XYLentModel name under layers.{i}.
@@ -128,15 +129,18 @@ def unmapped(encoder_state: dict[str, torch.Tensor], layers: int) -> list[str]:
                   if k not in used and not k.startswith(UNUSED))
 
 
-def load_encoder_weights(model: XYLentModel, encoder_state: dict, encoder_config, layers: int) -> None:
+def load_encoder_weights(model: XYLentModel, encoder_state: dict, encoder_config, layers: int) -> list[str]:
     """`model` (D's or G's encoder) takes the encoder's embeddings and first `layers` layers; its
-    relative position table is zeroed, so that the bias adds nothing until training moves it."""
-    missing, unexpected = model.load_state_dict(xylent_state(encoder_state, encoder_config, layers), strict=False)
+    relative position table is zeroed, so that the bias adds nothing until training moves it.
+    Returns the names (in `model`) of the tensors it took."""
+    taken = xylent_state(encoder_state, encoder_config, layers)
+    missing, unexpected = model.load_state_dict(taken, strict=False)
     new = [k for k in missing if not (k.startswith("rel_pos.") or ".attention.gate." in k)]
     if new or unexpected:
         raise RuntimeError(f"encoder -> XY-LENT: tensors not mapped {new}, unknown {unexpected}")
     with torch.no_grad():
         model.rel_pos.relative_attention_bias.weight.zero_()
+    return list(taken)
 
 
 def from_encoder(path: str, tokenizer, **fields) -> XYLentForPreTraining:
@@ -150,8 +154,11 @@ def from_encoder(path: str, tokenizer, **fields) -> XYLentForPreTraining:
         raise EncoderInitError(f"--init {path}: tensors XY-LENT has no place for: {', '.join(left[:6])}")
     config = xylent_config(encoder.config, tokenizer, **fields)
     model = XYLentForPreTraining(config)
-    load_encoder_weights(model.discriminator.xylent, state, encoder.config, config.num_hidden_layers)
-    load_encoder_weights(model.generator.xylent, state, encoder.config, config.generator_layers)
+    taken = [f"discriminator.xylent.{k}" for k in
+             load_encoder_weights(model.discriminator.xylent, state, encoder.config, config.num_hidden_layers)]
+    taken += [f"generator.xylent.{k}" for k in
+              load_encoder_weights(model.generator.xylent, state, encoder.config, config.generator_layers)]
     # One embedding matrix (ELECTRA): loading G's copy must not have replaced the shared module.
     assert model.generator.xylent.embeddings.word_embeddings is model.discriminator.xylent.embeddings.word_embeddings
-    return model
+    taken = set(taken)
+    return mark_new_parameters(model, [name for name, _ in model.named_parameters() if name not in taken])

@@ -10,6 +10,7 @@ from transformers import XLMRobertaConfig
 
 from corpora.schemas import CLISM_SCHEMA, CLISM_SCHEMA_V1
 from training.config import TrainConfig
+from training.new_parameters import mark_new_parameters
 from training.data.clism import QUE_TOKEN, CLISMCollator, add_que_token, with_que_embedding
 from training.models.clism import TAU_READINGS, CLISMForPreTraining
 from training.registry import Recipe
@@ -96,7 +97,8 @@ def build_pretrained(cfg: CLISMTrainConfig, tokenizer, name_or_path: str) -> CLI
     config = XLMRobertaConfig.from_pretrained(name_or_path)
     for key, value in loss_settings(cfg).items():
         setattr(config, key, value)
-    return with_que_embedding(CLISMForPreTraining.from_pretrained(name_or_path, config=config), tokenizer)
+    model, loading = CLISMForPreTraining.from_pretrained(name_or_path, config=config, output_loading_info=True)
+    return mark_new_parameters(with_que_embedding(model, tokenizer), loading["missing_keys"])
 
 
 def from_config(config: dict) -> CLISMForPreTraining:
