@@ -18,7 +18,8 @@ Heads (`--head`):
 * standard: `<s> Q </s></s> P </s>` and a fresh per-token start/end classifier (XLMRobertaForQuestionAnswering's
   head), the usual xMRC fine-tune.
 --init is a saved CLISM model (training.run's final/) or any XLM-R checkpoint; the latter gets a new
-[QUE] row (que head) and fresh W_s, W_e.
+[QUE] row (que head) and fresh W_s, W_e. The standard head also takes any other encoder AutoModel
+loads (an XY-LENT run's final/; training/tasks/start_end_reader.py); the [QUE] head refuses one.
 
 Data: SQuAD v1.1-format JSON (SQuAD, MLQA, XQuAD), read and scored by training/tasks/squad.py (the one
 reader and the official metric, shared with training.finetune). Contexts longer than the window are
@@ -47,7 +48,8 @@ from collections import Counter
 from pathlib import Path
 
 import torch
-from transformers import AutoTokenizer, XLMRobertaConfig
+from torch import nn
+from transformers import AutoConfig, AutoTokenizer, XLMRobertaConfig
 
 from corpora.outputs.manifests import FINETUNE_RUN, ManifestError
 from training import atomic_files, finetune_loop, init_folder, output_guard
@@ -61,17 +63,23 @@ from training.run_setup import autocast_for
 from training.tasks import mlqa_metric, squad
 from training.tasks.bundled import sample_paths
 from training.tasks.reader import clamp_max_seq_len, load_weights, quiet_transformers_progress
+from training.tasks.start_end_reader import StartEndReader
 
 
 
 # ---- model and tokenizer ----
 
-def load_model(init: str, head: str, trust_remote_code: bool = False) -> tuple[CLISMForQuestionAnswering, object]:
+XLMR_TYPES = ("xlm-roberta", "roberta")
+
+
+def load_model(init: str, head: str, trust_remote_code: bool = False) -> tuple[nn.Module, object]:
     # The model classes are concrete (no Auto class, so no code from the folder); the tokenizer is not.
     tokenizer = from_pretrained(AutoTokenizer, init, trust_remote_code)
     if not tokenizer.is_fast:
         raise ValueError(f"--init {init}: tokenizer {type(tokenizer).__name__} is not a fast tokenizer "
                          "(subword-to-word mapping needs word_ids())")
+    if head == "standard" and model_type_of(init) not in XLMR_TYPES:
+        return StartEndReader.from_pretrained(init, trust_remote_code), tokenizer
     config = XLMRobertaConfig.from_pretrained(init)
     config.qa_head = head
     # Expected, so not reported: the pre-training MLM head (and W_s, W_e for the standard head) left
@@ -84,19 +92,24 @@ def load_model(init: str, head: str, trust_remote_code: bool = False) -> tuple[C
     return model, tokenizer
 
 
-def check_xlmr_init(init: str, trust_remote_code: bool = False) -> None:
-    """The heads sit on an XLM-R encoder (CLISMForQuestionAnswering.roberta): another architecture's
-    weights, an XY-LENT discriminator's say, would all be left random, with only a warning."""
+def model_type_of(init: str) -> str | None:
     from transformers import PretrainedConfig
 
+    return PretrainedConfig.get_config_dict(init)[0].get("model_type")
+
+
+def check_xlmr_init(init: str, heads, trust_remote_code: bool = False) -> None:
+    """The [QUE] head sits on an XLM-R encoder (CLISMForQuestionAnswering.roberta): another
+    architecture's weights, an XY-LENT discriminator's say, would all be left random, with only a
+    warning. The standard head takes any AutoModel encoder (StartEndReader)."""
     from training.remote_code import check_remote_code
 
     check_remote_code(init, trust_remote_code)  # a folder shipping code is refused as such first
-    model_type = PretrainedConfig.get_config_dict(init)[0].get("model_type")
-    if model_type not in ("xlm-roberta", "roberta"):
-        raise ValueError(f"--init {init}: a {model_type!r} model; the CLISM heads fine-tune XLM-R encoders "
-                         "(a CLISM run's final/ or any XLM-R); fine-tune it with `python -m training.finetune "
-                         "--task squad --init ...` (any AutoModel encoder)")
+    model_type = model_type_of(init)
+    if "que" in heads and model_type not in XLMR_TYPES:
+        raise ValueError(f"--init {init}: a {model_type!r} model; the [QUE] head fine-tunes XLM-R encoders "
+                         "(a CLISM run's final/ or any XLM-R); fine-tune it with --head standard, or `python -m "
+                         "training.finetune --task squad --init ...` (any AutoModel encoder)")
 
 
 # ---- rows -> tensors ----
@@ -370,10 +383,10 @@ def run_command(args: argparse.Namespace, out: Path, command: str) -> dict:
         args.eval = [args.eval]
     quiet_transformers_progress()
     try:
-        check_xlmr_init(args.init, args.trust_remote_code)
+        check_xlmr_init(args.init, args.head, args.trust_remote_code)
         # Once, not per run: every run of a few-shot sweep loads the same --init.
-        args.max_seq_len = clamp_max_seq_len(args.max_seq_len, XLMRobertaConfig.from_pretrained(args.init),
-                                             command)
+        args.max_seq_len = clamp_max_seq_len(args.max_seq_len, from_pretrained(AutoConfig, args.init,
+                                                                                args.trust_remote_code), command)
         train_examples = squad.read_squad(args.train)
         eval_sets = {label: mlqa_metric.read_eval_file(path, args.qa_metric, args.eval_language)[: args.max_eval_examples]
                      for label, path in zip(finetune_loop.eval_labels(args.eval), args.eval)}

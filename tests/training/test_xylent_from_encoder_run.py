@@ -112,18 +112,45 @@ def test_held_out_rows_in_another_vocabulary_are_one_line(data, xylent_shards):
         recipe.check_eval_data(cfg.replace(init=str(train_data)), str(xylent_shards), str(eval_data))
 
 
-def test_the_clism_heads_refuse_an_xylent_encoder_in_one_line(trained, tmp_path):
-    """CLISM's heads sit on XLM-R: an XY-LENT final/ there would run with a random encoder."""
+def test_the_que_head_refuses_an_xylent_encoder_in_one_line(trained, tmp_path):
+    """The [QUE] head sits on XLM-R: an XY-LENT final/ there would run with a random encoder."""
     from training import finetune_clism
 
     out, _ = trained
     with pytest.raises(SystemExit) as stop:
-        finetune_clism.main(["--init", str(out / "final"), "--head", "standard", "--max_steps", "1",
+        finetune_clism.main(["--init", str(out / "final"), "--head", "que", "standard", "--max_steps", "1",
                              "--output", str(tmp_path / "ftc")])
-    assert str(stop.value.code) == (f"training.finetune_clism: --init {out / 'final'}: a 'xylent' model; the CLISM heads "
-                                    "fine-tune XLM-R encoders (a CLISM run's final/ or any XLM-R); fine-tune it with "
-                                    "`python -m training.finetune --task squad --init ...` (any AutoModel encoder)")
+    assert str(stop.value.code) == (f"training.finetune_clism: --init {out / 'final'}: a 'xylent' model; the [QUE] head "
+                                    "fine-tunes XLM-R encoders (a CLISM run's final/ or any XLM-R); fine-tune it with "
+                                    "--head standard, or `python -m training.finetune --task squad --init ...` (any "
+                                    "AutoModel encoder)")
     assert not (tmp_path / "ftc" / "standard").exists()
+
+
+def test_the_standard_head_fine_tunes_an_xylent_encoder_and_saves_it_whole(trained, tmp_path):
+    """--head standard on the discriminator: its encoder weights are used (not left random), the
+    saved final/ is the encoder folder plus the start/end classifier, and both load back."""
+    import torch
+    from safetensors.torch import load_file
+
+    from training import finetune_clism
+    from training.tasks.start_end_reader import HEAD_WEIGHTS, StartEndReader
+
+    out, _ = trained
+    result = finetune_clism.main(["--init", str(out / "final"), "--head", "standard", "--max_steps", "2",
+                                  "--batch_size", "2", "--max_seq_len", "128", "--no_progress",
+                                  "--output", str(tmp_path / "ftc")])
+    run = result["runs"][0] if "runs" in result else result
+    assert run["steps"] == 2 and 0 <= run["f1"] <= 100
+    saved = tmp_path / "ftc" / "standard" / "final"
+    reader = StartEndReader.from_pretrained(saved)
+    assert torch.equal(reader.qa_outputs.weight, load_file(str(saved / HEAD_WEIGHTS))["weight"])
+    trained_d = StartEndReader.from_pretrained(out / "final").encoder.state_dict()
+    tuned = reader.encoder.state_dict()
+    assert trained_d.keys() == tuned.keys()
+    assert any(not torch.equal(trained_d[k], tuned[k]) for k in tuned)  # fine-tuning moved the encoder
+    # loaded, not left random: two small steps move the embeddings by far less than their spread
+    assert torch.allclose(trained_d["embeddings.word_embeddings.weight"], tuned["embeddings.word_embeddings.weight"], atol=1e-2)
 
 
 def test_new_params_lr_trains_only_what_init_did_not_supply_at_its_own_rate(encoder, data):
