@@ -16,8 +16,6 @@ import torch.nn.functional as F
 from torch import nn
 from transformers import XLMRobertaConfig, XLMRobertaModel, XLMRobertaPreTrainedModel
 
-from training.new_parameters import mark_new_parameters
-
 
 class SpanExtractor(nn.Module):
     """S_logits = FFN(H) · Hᵀ; the FFN follows the public PMR reference implementation."""
@@ -101,8 +99,9 @@ def best_spans(span_logits: torch.Tensor, context_mask: torch.Tensor) -> tuple[t
     return torch.stack([best // t, best % t], 1), scores.gather(1, best[:, None])[:, 0], span_logits[:, 0, 0]
 
 
-def from_pretrained_encoder(name_or_path: str, extractor_hidden_size: int, dropout: float) -> MPMRForWAE:
-    """Encoder weights from an XLM-R checkpoint (any head: `roberta.*` is taken), a new extractor.
+def from_pretrained_encoder(name_or_path: str, extractor_hidden_size: int, dropout: float) -> tuple[MPMRForWAE, list[str]]:
+    """Encoder weights from an XLM-R checkpoint (any head: `roberta.*` is taken), a new extractor;
+    and the names of the weights the checkpoint did not have (the new extractor's).
 
     A saved MPMRForWAE keeps its own extractor (its config already has the sizes)."""
     config = XLMRobertaConfig.from_pretrained(name_or_path)
@@ -110,7 +109,7 @@ def from_pretrained_encoder(name_or_path: str, extractor_hidden_size: int, dropo
         config.extractor_hidden_size = extractor_hidden_size
         config.extractor_dropout = dropout
     model, loading = MPMRForWAE.from_pretrained(name_or_path, config=config, output_loading_info=True)
-    return mark_new_parameters(model, loading["missing_keys"])
+    return model, loading["missing_keys"]
 
 
 def build_config(tokenizer, hidden_size: int, num_layers: int, num_heads: int, intermediate_size: int,

@@ -31,7 +31,6 @@ from pathlib import Path
 import torch
 
 from training.models.xylent import XYLentConfig, XYLentForPreTraining, XYLentModel
-from training.new_parameters import mark_new_parameters
 
 ENCODER_TYPES = ("xlm-roberta", "roberta")  # fairseq positions from padding_idx + 1, post-LN, one segment
 _LAYER = {  # XLMRobertaModel name under encoder.layer.{i}. -> XYLentModel name under layers.{i}.
@@ -129,18 +128,26 @@ def unmapped(encoder_state: dict[str, torch.Tensor], layers: int) -> list[str]:
                   if k not in used and not k.startswith(UNUSED))
 
 
-def load_encoder_weights(model: XYLentModel, encoder_state: dict, encoder_config, layers: int) -> list[str]:
+def state_keys(layers: int) -> list[str]:
+    """The XYLentModel names `xylent_state` fills for `layers` layers."""
+    keys = ["embeddings.word_embeddings.weight", "embeddings.position_embeddings.weight",
+            "embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias"]
+    for i in range(layers):
+        keys += [f"layers.{i}.{name}.{part}" for name in ("attention.qkv", *_LAYER.values()) for part in ("weight", "bias")]
+    return keys
+
+
+def load_encoder_weights(model: XYLentModel, encoder_state: dict, encoder_config, layers: int) -> None:
     """`model` (D's or G's encoder) takes the encoder's embeddings and first `layers` layers; its
-    relative position table is zeroed, so that the bias adds nothing until training moves it.
-    Returns the names (in `model`) of the tensors it took."""
+    relative position table is zeroed, so that the bias adds nothing until training moves it."""
     taken = xylent_state(encoder_state, encoder_config, layers)
+    assert sorted(taken) == sorted(state_keys(layers))
     missing, unexpected = model.load_state_dict(taken, strict=False)
     new = [k for k in missing if not (k.startswith("rel_pos.") or ".attention.gate." in k)]
     if new or unexpected:
         raise RuntimeError(f"encoder -> XY-LENT: tensors not mapped {new}, unknown {unexpected}")
     with torch.no_grad():
         model.rel_pos.relative_attention_bias.weight.zero_()
-    return list(taken)
 
 
 def from_encoder(path: str, tokenizer, **fields) -> XYLentForPreTraining:
@@ -154,11 +161,16 @@ def from_encoder(path: str, tokenizer, **fields) -> XYLentForPreTraining:
         raise EncoderInitError(f"--init {path}: tensors XY-LENT has no place for: {', '.join(left[:6])}")
     config = xylent_config(encoder.config, tokenizer, **fields)
     model = XYLentForPreTraining(config)
-    taken = [f"discriminator.xylent.{k}" for k in
-             load_encoder_weights(model.discriminator.xylent, state, encoder.config, config.num_hidden_layers)]
-    taken += [f"generator.xylent.{k}" for k in
-              load_encoder_weights(model.generator.xylent, state, encoder.config, config.generator_layers)]
+    load_encoder_weights(model.discriminator.xylent, state, encoder.config, config.num_hidden_layers)
+    load_encoder_weights(model.generator.xylent, state, encoder.config, config.generator_layers)
     # One embedding matrix (ELECTRA): loading G's copy must not have replaced the shared module.
     assert model.generator.xylent.embeddings.word_embeddings is model.discriminator.xylent.embeddings.word_embeddings
-    taken = set(taken)
-    return mark_new_parameters(model, [name for name, _ in model.named_parameters() if name not in taken])
+    return model
+
+
+def new_parameter_names(model: XYLentForPreTraining) -> list[str]:
+    """The parameters `from_encoder` did not take from the encoder: the relative position tables and
+    their gates, the RTD head and G's MLM head (its output layer is the shared embedding)."""
+    taken = {f"discriminator.xylent.{k}" for k in state_keys(model.config.num_hidden_layers)}
+    taken |= {f"generator.xylent.{k}" for k in state_keys(model.config.generator_layers)}
+    return [name for name, _ in model.named_parameters() if name not in taken]

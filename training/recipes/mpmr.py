@@ -23,6 +23,7 @@ from corpora.schemas import MRC_SCHEMA, MRC_SCHEMA_V1
 from training.config import TrainConfig
 from training.data.mpmr import MPMRCollator
 from training.models.mpmr import MPMRForWAE, build_config, from_pretrained_encoder
+from training.new_parameters import mark_new_parameters
 from training.registry import Recipe
 
 
@@ -66,7 +67,8 @@ def build_random(cfg: MPMRTrainConfig, tokenizer) -> MPMRForWAE:
 
 
 def build_pretrained(cfg: MPMRTrainConfig, tokenizer, name_or_path: str) -> MPMRForWAE:
-    return from_pretrained_encoder(name_or_path, cfg.extractor_hidden_size, cfg.dropout)
+    model, new = from_pretrained_encoder(name_or_path, cfg.extractor_hidden_size, cfg.dropout)
+    return mark_new_parameters(model, new)
 
 
 def from_config(config: dict) -> MPMRForWAE:

@@ -13,6 +13,7 @@ from training.data.xylent import (XYBatches, check_folder, collate, mono_rows_by
                                   smoothed_keep_rates)
 from training.data.xylent_vocabulary import data_tokenizer, vocabulary_file
 from training.models.xylent import XYLentConfig, XYLentForPreTraining
+from training.new_parameters import mark_new_parameters
 from training.registry import Recipe
 
 
@@ -188,7 +189,7 @@ def build_from_encoder(cfg: XYLentTrainConfig, tokenizer, path: str) -> XYLentFo
           f"{c.num_attention_heads} heads, FFN {c.intermediate_size}, {c.vocab_size:,} embedding rows; these replace the "
           f"preset's {', '.join(ENCODER_SHAPE_FIELDS)}), relative position bias starting at zero, new RTD head; "
           f"generator = its first {c.generator_layers} layers, shared embeddings, new MLM head", file=sys.stderr)
-    return model
+    return mark_new_parameters(model, xylent_from_encoder.new_parameter_names(model))
 
 
 def from_config(config: dict) -> XYLentForPreTraining:
