@@ -177,6 +177,7 @@ def test_new_params_lr_trains_only_what_init_did_not_supply_at_its_own_rate(enco
     assert "discriminator.xylent.embeddings.word_embeddings.weight" in moved
 
 
+@pytest.mark.slow  # two training runs in subprocesses
 def test_a_run_with_new_params_lr_resumes_with_its_optimiser_groups(encoder, data, tmp_path):
     import torch
 
