@@ -186,11 +186,18 @@ def test_a_full_disk_while_saving_a_checkpoint_is_one_line_and_leaves_no_tempora
 
 # ---- Ctrl-C ----
 
+def sigint_default() -> None:
+    """In the child: Ctrl-C's default action. A suite started in the background by a
+    non-interactive shell ignores SIGINT, and a Python that starts with it ignored never raises
+    KeyboardInterrupt, so these tests would fail for how they were launched."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_is_one_line_exit_130_and_resume_continues(few_rows, tmp_path):
     out = tmp_path / "run"
     command = [sys.executable, "-m", "training.run", *mpmr(few_rows, out, "--max_steps", "400", "--save_every", "10")]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    process = subprocess.Popen(command, cwd=REPO, stderr=subprocess.PIPE, text=True, env=env)
+    process = subprocess.Popen(command, cwd=REPO, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=sigint_default)
     metrics = out / "metrics.jsonl"
     deadline = time.monotonic() + 120
     while (not metrics.exists() or len(metrics.read_text().splitlines()) < 25) and time.monotonic() < deadline:
@@ -358,7 +365,7 @@ def test_ctrl_c_in_finetune_is_one_line_exit_130_and_leaves_no_final(tiny_run, t
     command = [sys.executable, "-m", "training.finetune", "--task", "squad", "--init", str(tiny_run / "final"),
                "--output", str(out), "--max_steps", "5000", "--log_every", "1", "--max_seq_len", "64",
                "--max_query_tokens", "16", "--batch_size", "2", "--no_progress", "--device", "cpu"]
-    process = subprocess.Popen(command, cwd=REPO, stderr=subprocess.PIPE, text=True,
+    process = subprocess.Popen(command, cwd=REPO, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default,
                                env={**os.environ, "HF_HUB_OFFLINE": "1"})
     lines = []
     for line in process.stderr:  # the losses are printed as the steps go
