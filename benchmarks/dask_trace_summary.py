@@ -65,9 +65,10 @@ def print_trace_summary(directory: Path, stream=sys.stdout, top: int = 12) -> No
         group_text = f"{group[0][:40]}, {group[1]:,}, {group[2] / 1e6:.2f}" if group else ""
         print(f"{kind:<7}{label[-57:]:<58}{st['tasks']:>6}{st['in']:>9,}{st['bytes'] / 1e6:>9.1f}"
               f"{st['max_bytes'] / 1e6:>8.2f}{st['max_rss_up']:>9.0f}  {group_text}", file=stream)
-    waiting = waiting_partitions(records, PARSE, PARSE_CONSUMERS)
-    print(f"\nparsed partitions held at once for consumers that had not run (by worker process): {waiting}",
-          file=stream)
+    if any(r["label"] == PARSE for r in records):  # --dask_fusion off: ParsePages is a task of its own
+        waiting = waiting_partitions(records, PARSE, PARSE_CONSUMERS)
+        print(f"\nparsed partitions held at once for consumers that had not run (by worker process): {waiting}",
+              file=stream)
     for pid in sorted({r["pid"] for r in records}):
         mine = sorted((r for r in records if r["pid"] == pid), key=lambda r: r["start"])
         fullest = max(mine, key=lambda r: r.get("managed_bytes", 0))

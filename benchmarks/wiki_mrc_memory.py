@@ -1,7 +1,7 @@
 """Peak memory of every process of wiki_mrc on DirectRunner and on a local dask.distributed cluster.
 
     python benchmarks/wiki_mrc_memory.py [--scales 16,64] [--workers 2] [--memory_limit 1GB]
-                                         [--pages_per_partition 200] [--runners direct,dask]
+                                         [--pages_per_partition 200] [--runners direct,dask[,dask_unfused]]
                                          [--dask_shuffle disk|tasks] [--keep DIR]
 
 For each scale k the English excerpt is repeated k times (benchmarks/scaled_dumps.py: copies get
@@ -268,7 +268,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dump", type=Path, default=DEFAULT_DUMP, help="an English pages-articles .xml.bz2")
     parser.add_argument("--scales", default="16,64", help="comma-separated repeat factors")
-    parser.add_argument("--runners", default="direct,dask")
+    parser.add_argument("--runners", default="direct,dask",
+                        help="comma-separated: direct, dask, dask_unfused (dask with --dask_fusion off)")
     parser.add_argument("--workers", type=int, default=2, help="dask worker processes (one thread each)")
     parser.add_argument("--memory_limit", default="1GB", help="dask worker --memory-limit (spills at 70%% of it)")
     parser.add_argument("--pages_per_partition", type=int, default=200,
@@ -300,7 +301,7 @@ def main(argv=None) -> None:
                    "--min_mentions_en", args.min_mentions_en, "--streams_per_range", args.streams_per_range]
             outputs = {}
             for runner in runners:
-                out = work / (f"out-dask-{args.dask_shuffle}-{k}" if runner == "dask" else f"out-{runner}-{k}")
+                out = work / (f"out-{runner}-{args.dask_shuffle}-{k}" if runner.startswith("dask") else f"out-{runner}-{k}")
                 shutil.rmtree(out, ignore_errors=True)  # this benchmark's own earlier output
                 sampler = TreeSampler()
                 sampler.start()
@@ -309,7 +310,7 @@ def main(argv=None) -> None:
                     seconds, rss, cpu = run_client(cmd, env, sampler, work / f"{runner}-{k}.log")
                     sampler.stop()
                     extra = ""
-                elif runner == "dask":
+                elif runner in ("dask", "dask_unfused"):
                     npartitions = dask_npartitions(pages, args.workers, args.pages_per_partition)
                     shuffle_dir = work / f"cluster-{k}" / "shuffle"
                     with LocalDaskCluster(work / f"cluster-{k}", args.workers, args.memory_limit, env, sampler) as cluster:
@@ -318,8 +319,8 @@ def main(argv=None) -> None:
                         cmd = [*job, "--runner", "pipelines.dask.runner.DaskRunner", "--dask_scheduler_file",
                                str(cluster.scheduler_file), "--dask_npartitions", str(npartitions),
                                "--dask_shuffle", args.dask_shuffle, "--dask_shuffle_dir", str(shuffle_dir),
-                               "--output", str(out)]
-                        trace_dir = work / f"trace-dask-{args.dask_shuffle}-{k}"
+                               "--output", str(out)] + (["--dask_fusion", "off"] if runner == "dask_unfused" else [])
+                        trace_dir = work / f"trace-{runner}-{args.dask_shuffle}-{k}"
                         if args.dask_trace:
                             shutil.rmtree(trace_dir, ignore_errors=True)
                             cmd += ["--dask_trace_dir", str(trace_dir)]
@@ -332,7 +333,7 @@ def main(argv=None) -> None:
                              f"spilled up to {sampler.max_spill_mb:.0f} MB, shuffle files up to "
                              f"{sampler.max_shuffle_mb:.0f} MB")
                 else:
-                    raise SystemExit(f"--runners: unknown runner {runner!r} (direct, dask)")
+                    raise SystemExit(f"--runners: unknown runner {runner!r} (direct, dask, dask_unfused)")
                 outputs[runner] = parquet_bytes(out)
                 processes = sorted(sampler.seen.items(), key=lambda item: (item[1]["role"], item[0]))
                 for pid, record in processes:
@@ -341,9 +342,10 @@ def main(argv=None) -> None:
                 rows.append((k, pages, mb, runner, seconds, processes, extra))
                 print_rows(k, pages, mb, runner, seconds, processes, extra, "(pending)", stream=sys.stderr)
             identical = "-"
-            if len(outputs) == 2:
-                a, b = outputs.values()
-                identical = "yes" if a == b and any(name.startswith("data/") for name in a) else "no"
+            if len(outputs) >= 2:
+                first, *others = outputs.values()
+                identical = "yes" if all(other == first for other in others) and any(
+                    name.startswith("data/") for name in first) else "no"
             rows = [row if row[0] != k else (*row, identical) for row in rows]
             shutil.rmtree(work / f"cluster-{k}", ignore_errors=True)
             if tmp_context:

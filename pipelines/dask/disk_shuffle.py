@@ -37,6 +37,7 @@ from apache_beam import coders
 from apache_beam.typehints import Any as AnyType
 from apache_beam.typehints.typehints import TupleConstraint
 from dask.highlevelgraph import HighLevelGraph
+from pipelines.dask.gc_pause import collection_paused
 from pipelines.dask.task_trace import traced
 
 
@@ -72,9 +73,10 @@ def _shuffle_write(items, directory: str, name: str, index: int, n: int, partiti
 
     Written under a temporary name and renamed, so a task that is run again (a lost worker) leaves
     one whole file."""
-    pieces: list[list] = [[] for _ in range(n)]
-    for item in items:
-        pieces[partition_of(item, n)].append(item)
+    with collection_paused():
+        pieces: list[list] = [[] for _ in range(n)]
+        for item in items:
+            pieces[partition_of(item, n)].append(item)
     path = os.path.join(directory, f"{name}-{index}")
     offsets = [0]
     with open(f"{path}.{uuid.uuid4().hex}.tmp", "wb") as f:
@@ -94,12 +96,13 @@ def _shuffle_barrier(*offsets):
 def _shuffle_read(offsets: tuple, directory: str, name: str, j: int) -> list:
     """Output partition j: piece j of every input partition's file, in input order."""
     out: list = []
-    for index, positions in enumerate(offsets):
-        start, end = positions[j], positions[j + 1]
-        if end > start:
-            with open(os.path.join(directory, f"{name}-{index}"), "rb") as f:
-                f.seek(start)
-                out.extend(pickle.load(f))
+    with collection_paused():
+        for index, positions in enumerate(offsets):
+            start, end = positions[j], positions[j + 1]
+            if end > start:
+                with open(os.path.join(directory, f"{name}-{index}"), "rb") as f:
+                    f.seek(start)
+                    out.extend(pickle.load(f))
     return out
 
 

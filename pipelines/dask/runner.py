@@ -22,10 +22,15 @@ Also: its Reshuffle is a no-op and Create puts up to 128 elements in one partiti
 list (a handful of elements) would run in one task whatever the cluster size; here Reshuffle
 repartitions to `--dask_npartitions` (default: the cluster's worker threads) and GroupByKey keeps
 exactly that many partitions. Side inputs are computed once as a dask `Item` that every task
-receives, instead of being recomputed inside each task. A stage's DoFn is set up once per worker
-process and reused across its bundles, one bundle at a time (as Beam's own workers do), not
-unpickled and set up per task. Counters are not collected (Beam's
-DaskRunner has no metrics either); the jobs' `stats.parquet` holds every count.
+receives, instead of being recomputed inside each task. Consecutive ParDos are fused into one task
+per partition (`pipelines/dask/stages.py`, `--dask_fusion on`, the default): elements pass from DoFn
+to DoFn, and only what is read outside the stage comes back as a list. A stage's DoFns are set up
+once per worker process and reused across its bundles, one bundle at a time (as Beam's own workers
+do), not unpickled and set up per task. While a task runs, Python's cyclic collector is paused and
+its survivors are frozen afterwards (`pipelines/dask/gc_pause.py`): the data between tasks is Python
+objects, not encoded bytes as in Beam's runners, and scanning it again and again cost a worker up to
+a quarter of its CPU. Counters are not collected (Beam's DaskRunner has no metrics either); the
+jobs' `stats.parquet` holds every count.
 
 Shuffles (GroupByKey, Reshuffle): `--dask_shuffle disk` (the default, `pipelines/dask/disk_shuffle.py`: through
 one file per input partition, 2n+1 tasks per shuffle, neither scheduler nor workers hold the data)
@@ -54,18 +59,15 @@ import json
 import os
 import pickle
 import shutil
-import threading
 import uuid
 import zlib
 
 import dask.bag as db
 import distributed
-from apache_beam import DoFn, ParDo
-from apache_beam.internal import pickler
+from apache_beam import ParDo
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.pipeline import PipelineVisitor
-from apache_beam.pvalue import PBegin, TaggedOutput
-from apache_beam.runners.common import DoFnContext, DoFnInvoker, DoFnSignature, Receiver, _OutputHandler
+from apache_beam.pvalue import PBegin
 from apache_beam.runners.dask import dask_runner as beam_dask
 from apache_beam.runners.dask.overrides import (
     _Create,
@@ -75,15 +77,14 @@ from apache_beam.runners.dask.overrides import (
     _Reshuffle,
     dask_overrides,
 )
-from apache_beam.runners.dask.transform_evaluator import defenestrate, get_windowed_value
+from apache_beam.runners.dask.transform_evaluator import defenestrate
 from apache_beam.runners.runner import PipelineState
 from apache_beam.transforms.core import GroupByKey
-from apache_beam.transforms.sideinputs import SideInputMap
-from apache_beam.transforms.window import GlobalWindow, GlobalWindows, TimestampedValue
-from apache_beam.utils.timestamp import Timestamp
-from apache_beam.utils.windowed_value import WindowedValue
+from apache_beam.transforms.window import GlobalWindows
 from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 from pipelines.dask.disk_shuffle import ByKey, disk_shuffle, key_coder, make_shuffle_dir
+from pipelines.dask.gc_pause import collection_paused
+from pipelines.dask.stages import FusedStage, Step, plan_stages
 from pipelines.dask.task_trace import traced
 
 
@@ -102,128 +103,17 @@ class DaskShuffleOptions(PipelineOptions):
                             help="downstream_first: a worker runs its ready task deepest in the graph first, so "
                                  "that a partition's consumers run before the next partitions are read (memory "
                                  "flat in the dump's size); dask: dask's own order (kept for comparison)")
+        parser.add_argument("--dask_fusion", choices=("on", "off"), default="on",
+                            help="on: consecutive ParDos run as one task per partition (pipelines/dask/stages.py); "
+                                 "off: a task per ParDo and partition (kept for comparison)")
         parser.add_argument("--dask_trace_dir", default=None,
                             help="debug: every task appends a JSON line (stage, partition, elements, pickled bytes, "
                                  "largest group, the worker's RSS and high-water mark before and after) to a file "
                                  "per process in this folder (every worker must see it)")
 
 
-class _Collect(Receiver):
-    """Receives one output tag's windowed values into the bundle's (tag, value) list."""
-
-    def __init__(self, tag, out: list):
-        self.tag, self.out = tag, out
-
-    def receive(self, windowed_value):
-        self.out.append((self.tag, windowed_value.value))
-
-
-class _Receivers(dict):
-    def __init__(self):
-        super().__init__()
-        self.out: list = []
-
-    def __missing__(self, tag):
-        receiver = self[tag] = _Collect(tag, self.out)
-        return receiver
-
-
-_GLOBAL_WINDOWS = (GlobalWindow(),)
-_EPOCH = Timestamp(0)
-
-
-def _windowed(item, window_fn) -> WindowedValue:
-    # A plain element in the global window (what every bag holds) without Beam's per-element
-    # Timestamp and GlobalWindow objects; anything else goes through Beam's own wrapping.
-    if isinstance(item, (WindowedValue, TimestampedValue, TaggedOutput)):
-        return get_windowed_value(item, window_fn)
-    return WindowedValue(item, _EPOCH, _GLOBAL_WINDOWS)
-
-
-# Per worker process: set-up DoFn instances by stage key, idle ones only. A task carries its DoFn
-# pickled; a bundle takes an idle instance of its stage (or unpickles one, builds its signature and
-# runs setup()) and gives it back when it ends, as Beam's own workers reuse a DoFn instance across
-# bundles, one bundle at a time (a worker with several threads holds one instance per bundle
-# running). Doing all that per bundle (inspect.signature over every method, the stateful-DoFn
-# checks, a setup that may load a model) was a fixed cost per task that grew with --dask_npartitions.
-# At most _MAX_STAGES stages are kept (a long-lived cluster runs job after job); the least recently
-# used one is torn down.
-_MAX_STAGES = 256
-_IDLE: collections.OrderedDict = collections.OrderedDict()
-_IDLE_LOCK = threading.Lock()
-
-
-def _take_dofn(key: str, pickled_fn: bytes):
-    with _IDLE_LOCK:
-        idle = _IDLE.setdefault(key, [])
-        _IDLE.move_to_end(key)
-        if idle:
-            return idle.pop()
-    fn = pickler.loads(pickled_fn)
-    signature = DoFnSignature(fn)
-    signature.setup_lifecycle_method.method_value()
-    return fn, signature
-
-
-def _give_back_dofn(key: str, instance) -> None:
-    with _IDLE_LOCK:
-        _IDLE.setdefault(key, []).append(instance)
-        _IDLE.move_to_end(key)
-        evicted = [_IDLE.popitem(last=False)[1] for _ in range(len(_IDLE) - _MAX_STAGES)]
-    for instances in evicted:
-        for _, signature in instances:
-            signature.teardown_lifecycle_method.method_value()
-
-
-def _run_bundle(items, key, pickled_fn, label, window_fn, args, kwargs, side_specs, *side_values):
-    """One dask partition = one Beam bundle: start_bundle, process, finish_bundle, on a set-up DoFn
-    instance of the stage (`_take_dofn`; one that raised is not reused).
-
-    Receivers are made here, per bundle, so no output can leak between partitions that a worker
-    runs with the same DoFn; finish_bundle's outputs are kept.
-    """
-    instance = _take_dofn(key, pickled_fn)
-    receivers = _Receivers()
-    handler = _OutputHandler(
-        window_fn=window_fn, main_receivers=receivers[None], tagged_receivers=receivers,
-        per_element_output_counter=None, output_batch_converter=None,
-        process_yields_batches=False, process_batch_yields_elements=False,
-    )
-    side_inputs = [
-        SideInputMap(view_class, view_options, [_windowed(v, window_fn) for v in values])
-        for (view_class, view_options), values in zip(side_specs, side_values)
-    ]
-    invoker = DoFnInvoker.create_invoker(
-        instance[1], handler, context=DoFnContext(label, state=None), side_inputs=side_inputs,
-        input_args=args, input_kwargs=kwargs, user_state_context=None,
-        bundle_finalizer_param=DoFn.BundleFinalizerParam(),
-    )
-    invoker.invoke_start_bundle()
-    process = invoker.invoke_process
-    for item in items:
-        process(_windowed(item, window_fn))
-    invoker.invoke_finish_bundle()
-    _give_back_dofn(key, instance)
-    return receivers.out
-
-
-class _Bundle:
-    """The task of a ParDo's partition: `_run_bundle` with the transform's constants (a callable, so
-    that dask does not look for graph keys among them). The DoFn travels pickled, under a key that
-    names this stage in every process (`_take_dofn`)."""
-
-    def __init__(self, fn, label, window_fn, args, kwargs, side_specs):
-        self.key, self.pickled_fn = f"{label}-{uuid.uuid4().hex}", pickler.dumps(fn)
-        self.label, self.window_fn = label, window_fn
-        self.args, self.kwargs, self.side_specs = args, kwargs, side_specs
-
-    def __call__(self, items, *side_values):
-        return _run_bundle(items, self.key, self.pickled_fn, self.label, self.window_fn, self.args, self.kwargs,
-                           self.side_specs, *side_values)
-
-
-def _values_of(tagged, tag):
-    return [value for t, value in tagged if t == tag]
+def _export_of(results: tuple, position: int) -> list:
+    return results[position]
 
 
 def _discard(_results) -> list:
@@ -242,28 +132,87 @@ def _spread_key(element, n):
 def _group_partition(items) -> list:
     """(key, value) items -> [(key, [values])], keys in first-read order, values in read order."""
     groups: dict = {}
-    for key, value in items:
-        groups.setdefault(key, []).append(defenestrate(value))
-    return list(groups.items())
+    with collection_paused():
+        for key, value in items:
+            groups.setdefault(key, []).append(defenestrate(value))
+        return list(groups.items())
 
 
 class _BagsPerPCollection(PipelineVisitor):
-    """Translates the (overridden) pipeline into one dask bag per PCollection."""
+    """Translates the (overridden) pipeline into one dask bag per PCollection read outside its stage
+    (pipelines/dask/stages.py: consecutive ParDos are one task per partition)."""
 
     def __init__(self, npartitions: int, shuffle: str = "disk", shuffle_dir: str | None = None,
-                 trace_dir: str | None = None):
+                 trace_dir: str | None = None, fuse: bool = True):
         self.npartitions = npartitions
-        self.shuffle, self.shuffle_dir, self.trace_dir = shuffle, shuffle_dir, trace_dir
+        self.shuffle, self.shuffle_dir, self.trace_dir, self.fuse = shuffle, shuffle_dir, trace_dir, fuse
+        self.nodes: list = []
         self.bags: dict = {}
         self.names: dict = {}  # dask key name -> Beam label (for --dask_trace_dir)
+        self.stages: dict = {}  # dask key name of a stage -> the Beam labels of its ParDos, in stage order
         self.side_items: dict = {}
-        self.consumed: set = set()
+        self.readers: dict = collections.defaultdict(list)  # PCollection -> the nodes that read it
+        self.stage_sinks: list = []
 
     def visit_transform(self, node):
+        self.nodes.append(node)
+        for pcoll in [*node.inputs, *(si.pvalue for si in node.side_inputs)]:
+            if not isinstance(pcoll, PBegin):
+                self.readers[pcoll].append(node)
+
+    def translate(self) -> None:
+        plan = plan_stages(self.nodes, self.fuse)
+        for node in self.nodes:
+            root = plan.root(node)
+            if root is node:
+                self.translate_stage(plan.members[node])
+            elif root is None:
+                self.translate_transform(node)
+
+    def translate_stage(self, members: list) -> None:
+        """One task per partition for the stage's ParDos; a bag per PCollection read outside it."""
+        inside = set(members)
+        channels: dict = {}  # PCollection -> channel
+        exports: list = []  # channel -> position in the task's result, or None
+        exported: list = []  # (PCollection, label) per position
+        steps = []
+        for node in members:
+            outputs = {}
+            for tag, pcoll in node.outputs.items():
+                channels[pcoll] = outputs[tag] = len(exports)
+                if any(reader not in inside for reader in self.readers[pcoll]):
+                    exports.append(len(exported))
+                    exported.append((pcoll, f"{node.full_label} [{tag}]"))
+                else:
+                    exports.append(None)
+            main_input = next(iter(node.main_inputs.values()))
+            steps.append(Step.of(node, None if node is members[0] else channels[main_input], outputs))
+        root = members[0]
+        source = self.bags[next(iter(root.main_inputs.values()))]
+        side_specs = [(type(si), si._view_options()) for si in root.side_inputs]
+        side_items = [self.side_input(si.pvalue) for si in root.side_inputs]
+        stage = FusedStage(steps, exports, side_specs)
+        label = root.full_label if len(members) == 1 else f"{root.full_label} (+{len(members) - 1} fused)"
+        # A graph layer of our own, not `map_partitions(..., *side_items)`: dask passes a collection
+        # argument through its own optimisation, which copied the side input's whole upstream graph
+        # under new names, so that every stage above a side input ran again for it.
+        name = f"_run_stage-{uuid.uuid4().hex}"
+        graph = {(name, i): (traced(stage, "bundle", label, i, self.trace_dir), (source.name, i),
+                             *[item.key for item in side_items])
+                 for i in range(source.npartitions)}
+        results = db.Bag(HighLevelGraph.from_collections(name, graph, dependencies=[source, *side_items]),
+                         name, source.npartitions)
+        self.names[name] = f"{label} (all outputs)"
+        self.stages[name] = [node.full_label for node in members]
+        for position, (pcoll, output_label) in enumerate(exported):
+            self.bags[pcoll] = results.map_partitions(_export_of, position)
+            self.names[self.bags[pcoll].name] = output_label
+        if any(not self.readers[pcoll] for pcoll in channels):
+            self.stage_sinks.append(results)  # a PCollection nobody reads: the stage must still run
+
+    def translate_transform(self, node) -> None:
         transform = node.transform
         inputs = [pc for pc in node.inputs if not isinstance(pc, PBegin)]
-        self.consumed.update(inputs)
-        self.consumed.update(si.pvalue for si in node.side_inputs)
         bags = [self.bags[pc] for pc in inputs]
         if isinstance(transform, _Create):
             values = list(transform.values)
@@ -304,26 +253,6 @@ class _BagsPerPCollection(PipelineVisitor):
                 raise NotImplementedError(f"{node.full_label}: only the global window is translated to dask")
             # In the global window a GroupByKey's window is known: no task to wrap each value in it.
             out = bags[0]
-        elif isinstance(transform, ParDo):
-            args, kwargs = transform.raw_side_inputs
-            main_input = next(iter(node.main_inputs.values()))
-            side_specs = [(type(si), si._view_options()) for si in node.side_inputs]
-            side_items = [self.side_input(si.pvalue) for si in node.side_inputs]
-            bundle = _Bundle(transform.fn, transform.label, main_input.windowing.windowfn, list(args), kwargs, side_specs)
-            # A graph layer of our own, not `map_partitions(..., *side_items)`: dask passes a collection
-            # argument through its own optimisation, which copied the side input's whole upstream graph
-            # under new names, so that every stage above a side input ran again for it.
-            name = f"_run_bundle-{uuid.uuid4().hex}"
-            graph = {(name, i): (traced(bundle, "bundle", node.full_label, i, self.trace_dir), (bags[0].name, i),
-                                 *[item.key for item in side_items])
-                     for i in range(bags[0].npartitions)}
-            tagged = db.Bag(HighLevelGraph.from_collections(name, graph, dependencies=[bags[0], *side_items]),
-                            name, bags[0].npartitions)
-            for tag, pcoll in node.outputs.items():
-                self.bags[pcoll] = tagged.map_partitions(_values_of, tag)
-                self.names[self.bags[pcoll].name] = f"{node.full_label} [{tag}]"
-            self.names[name] = f"{node.full_label} (all outputs)"
-            return
         else:
             raise NotImplementedError(f"{node.full_label}: {type(transform).__name__} is not translated to dask")
         for pcoll in node.outputs.values():
@@ -341,8 +270,8 @@ class _BagsPerPCollection(PipelineVisitor):
         return self.side_items[pcoll]
 
     def sinks(self) -> list:
-        """Every PCollection nobody reads: computing them all runs every write, once."""
-        return [bag for pcoll, bag in self.bags.items() if pcoll not in self.consumed]
+        """Every PCollection nobody reads and every stage with one: computing them all runs every write, once."""
+        return [bag for pcoll, bag in self.bags.items() if not self.readers[pcoll]] + self.stage_sinks
 
 
 def downstream_first(bag: db.Bag) -> db.Bag:
@@ -367,12 +296,13 @@ def downstream_first(bag: db.Bag) -> db.Bag:
 
 
 def pipeline_collection(pipeline, npartitions: int, shuffle: str = "disk", shuffle_dir: str | None = None,
-                        trace_dir: str | None = None, task_order: str = "downstream_first"):
+                        trace_dir: str | None = None, task_order: str = "downstream_first", fuse: bool = True):
     """The whole pipeline as one dask bag to compute (already optimised and prioritised with
     downstream_first: compute it with optimize_graph=False), and the visitor that built it."""
     pipeline.replace_all(dask_overrides())
-    visitor = _BagsPerPCollection(npartitions, shuffle, shuffle_dir, trace_dir)
+    visitor = _BagsPerPCollection(npartitions, shuffle, shuffle_dir, trace_dir, fuse)
     pipeline.visit(visitor)
+    visitor.translate()
     # All sinks as one collection, so that dask optimises them together and each stage runs
     # once. `dask.optimize(*sinks)` optimises each sink on its own: a stage that feeds two sinks
     # (every multi-output ParDo's bundle feeds one chain per output) is fused into each chain
@@ -449,7 +379,8 @@ class DaskRunner(beam_dask.DaskRunner):
             if trace_dir:
                 os.makedirs(trace_dir, exist_ok=True)
             everything, visitor = pipeline_collection(pipeline, npartitions, shuffle_options.dask_shuffle, shuffle_dir,
-                                                      trace_dir, shuffle_options.dask_task_order)
+                                                      trace_dir, shuffle_options.dask_task_order,
+                                                      fuse=shuffle_options.dask_fusion == "on")
             if trace_dir:
                 with open(os.path.join(trace_dir, "names.json"), "w") as f:
                     json.dump(visitor.names, f, indent=0)

@@ -36,13 +36,10 @@ def _pickled_size(value) -> int:
 
 def _describe(kind: str, args, out) -> dict:
     """What a task received and returned, by kind of task (debug only: pickling costs time)."""
-    if kind == "bundle":
+    if kind == "bundle":  # a stage's task: one list per PCollection read outside the stage
         items = args[0]
-        by_tag: dict = {}
-        for tag, value in out:
-            by_tag.setdefault(str(tag), []).append(value)
         return {"in": len(items) if hasattr(items, "__len__") else None,
-                "out": {tag: [len(values), _pickled_size(values)] for tag, values in by_tag.items()}}
+                "out": {str(position): [len(values), _pickled_size(values)] for position, values in enumerate(out)}}
     if kind == "write":
         items, offsets = args[0], out
         pieces = [b - a for a, b in zip(offsets, offsets[1:])]

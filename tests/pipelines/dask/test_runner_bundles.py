@@ -1,14 +1,17 @@
-"""The Dask runner's bundles: a stage's DoFn is set up once per process and reused one bundle at a
-time, as Beam's workers do; an instance whose bundle failed is dropped."""
+"""The Dask runner's stage tasks: a stage's DoFns are set up once per process and reused one bundle at
+a time, as Beam's workers do; an instance whose bundle failed is dropped; fused ParDos pass elements
+from DoFn to DoFn, finish_bundle's outputs included."""
 from __future__ import annotations
 
 import threading
+import uuid
 
 import apache_beam as beam
 import pytest
+from apache_beam.internal import pickler
 from apache_beam.transforms.window import GlobalWindows
 
-from pipelines.dask import runner
+from pipelines.dask.stages import FusedStage, Step
 
 SETUPS: list[int] = []
 
@@ -34,8 +37,19 @@ class CountingFn(beam.DoFn):
         yield beam.transforms.window.GlobalWindows.windowed_value(("seen", self.seen))
 
 
-def bundle() -> runner._Bundle:
-    return runner._Bundle(CountingFn(), "Count", GlobalWindows(), [], {}, [])
+def step(fn, input_channel=None, outputs=None) -> Step:
+    return Step(type(fn).__name__, f"{type(fn).__name__}-{uuid.uuid4().hex}", pickler.dumps(fn), GlobalWindows(), [], {},
+                input_channel, outputs or {None: 0})
+
+
+def one_step_stage():
+    """A stage of CountingFn alone whose task returns its one output as a list."""
+    stage = FusedStage([step(CountingFn())], exports=[0], side_specs=[])
+    return lambda items: [(None, value) for value in stage(items)[0]]
+
+
+def bundle():
+    return one_step_stage()
 
 
 def test_a_stage_is_set_up_once_per_process_and_its_instance_reused():
@@ -79,3 +93,42 @@ def test_an_instance_whose_bundle_failed_is_not_reused():
         task(["a", "boom"])
     assert [v for _, v in task(["b"])] == [("b", 1), ("seen", 1)], "a fresh instance, set up again"
     assert len(SETUPS) == 2
+
+
+class SplitFn(beam.DoFn):
+    """Words to the main output, their lengths to "lengths"; a total from finish_bundle."""
+
+    def start_bundle(self):
+        self.total = 0
+
+    def process(self, element):
+        self.total += len(element)
+        yield element
+        yield beam.pvalue.TaggedOutput("lengths", len(element))
+
+    def finish_bundle(self):
+        yield beam.transforms.window.GlobalWindows.windowed_value("<total %d>" % self.total)
+
+
+class UpperFn(beam.DoFn):
+    """Upper-cases what it reads; counts it in finish_bundle, which must come after its producer's."""
+
+    def start_bundle(self):
+        self.seen = []
+
+    def process(self, element):
+        self.seen.append(element)
+        yield element.upper()
+
+    def finish_bundle(self):
+        yield beam.transforms.window.GlobalWindows.windowed_value(("upper saw", len(self.seen)))
+
+
+def test_fused_steps_pass_elements_and_finish_bundle_outputs_downstream():
+    # channels: 0 = SplitFn's main output (read by UpperFn, not exported), 1 = its lengths (exported
+    # at position 1), 2 = UpperFn's output (exported at position 0)
+    stage = FusedStage([step(SplitFn(), None, {None: 0, "lengths": 1}), step(UpperFn(), 0, {None: 2})],
+                       exports=[None, 1, 0], side_specs=[])
+    upper, lengths = stage(["ab", "cde"])
+    assert lengths == [2, 3]
+    assert upper == ["AB", "CDE", "<TOTAL 5>", ("upper saw", 3)], "the producer's finish_bundle output reached UpperFn first"

@@ -83,7 +83,7 @@ def run_on_dask_and_direct(tmp_path, scheduler_file, dump: Path, *args: str, das
         dask_stats = wiki_mrc.run(["--runner", "pipelines.dask.runner.DaskRunner", "--dask_scheduler_file", str(scheduler_file),
                                    "--output", str(tmp_path / "dask"), "--dump", f"en={dump}", *args, *dask_args])
     direct_stats = wiki_mrc.run(["--runner", "DirectRunner", "--output", str(tmp_path / "direct"), "--dump", f"en={dump}", *args])
-    bundle_workers = {t["worker"] for t in tasks.data if "_run_bundle" in str(t["key"])}
+    bundle_workers = {t["worker"] for t in tasks.data if "_run_stage" in str(t["key"])}  # a stage: one task per partition
     writes = assert_each_shuffle_file_written_once(tasks.data)
     assert bool(writes) == ("tasks" not in dask_args), "disk shuffle tasks ran iff --dask_shuffle disk (the default)"
     return dask_stats, direct_stats, bundle_workers
@@ -103,15 +103,15 @@ def assert_each_shuffle_file_written_once(task_stream: list[dict]) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not EXCERPT.exists(), reason="../shared/data is not beside this checkout")
-@pytest.mark.parametrize("shuffle", ["disk", "tasks"])
-def test_wiki_mrc_on_dask_cluster_matches_direct_runner_on_real_excerpt(tmp_path, dask_cluster, shuffle):
+@pytest.mark.parametrize("shuffle, fusion", [("disk", "on"), ("tasks", "on"), ("disk", "off")])
+def test_wiki_mrc_on_dask_cluster_matches_direct_runner_on_real_excerpt(tmp_path, dask_cluster, shuffle, fusion):
     with bz2.open(EXCERPT, "rb") as f:
         header, pages, footer = split_dump_pages(iter(lambda: f.read(1 << 20), b""))
     dump = tmp_path / "enwiki-excerpt-pages-articles-multistream.xml.bz2"
     write_multistream(pages, header, footer, dump, tmp_path / "enwiki-excerpt-pages-articles-multistream-index.txt.bz2", 10)
     dask_stats, direct_stats, bundle_workers = run_on_dask_and_direct(
         tmp_path, dask_cluster, dump, "--min_mentions_en", "2", "--streams_per_range", "2",
-        dask_args=("--dask_shuffle", shuffle))
+        dask_args=("--dask_shuffle", shuffle, "--dask_fusion", fusion))
     assert dask_stats.equals(direct_stats)
     by_metric = {r["metric"]: r["value"] for r in direct_stats.to_pylist()}
     assert by_metric["pages/read"] == 206 and by_metric["examples/answerable"] > 50
@@ -311,8 +311,8 @@ def test_parsed_partitions_are_consumed_before_more_are_read(tmp_path):
         specs, _ = wiki_mrc.plan(opts)
         wiki_mrc.build(pipeline, opts, specs)
         bag, visitor = beam_dask_runner.pipeline_collection(pipeline, 12, "disk", str(tmp_path), task_order=order)
-        parse = next(name for name, label in visitor.names.items()
-                     if label == "BuildMrcExamples/ParsePages/ParDo(ParsePagesFn) (all outputs)")
+        parse = next(name for name, labels in visitor.stages.items()
+                     if "BuildMrcExamples/ParsePages/ParDo(ParsePagesFn)" in labels)
         if order == "dask":
             graph, priority = dask.bag.core.optimize(bag.__dask_graph__(), bag.__dask_keys__()), {}
         else:
@@ -322,6 +322,32 @@ def test_parsed_partitions_are_consumed_before_more_are_read(tmp_path):
         held[order] = held_while_one_thread_runs(graph, priority, parse)
     assert held["downstream_first"] == 1, held
     assert held["dask"] > 6, f"dask's own order held {held['dask']} of 12: this test would prove nothing"
+
+
+def wiki_mrc_pipeline(tmp_path):
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from pipelines import common
+
+    options = PipelineOptions(["--dump", f"en={SAMPLE}", "--output", str(tmp_path / "out"), "--streams_per_range", "1"])
+    opts = common.job_options(options, wiki_mrc.WikiMrcOptions, "wiki_mrc")
+    pipeline = beam.Pipeline(options=options)
+    specs, _ = wiki_mrc.plan(opts)
+    wiki_mrc.build(pipeline, opts, specs)
+    return pipeline
+
+
+def test_consecutive_pardos_are_one_stage_and_a_side_input_starts_a_new_one(tmp_path):
+    _, visitor = beam_dask_runner.pipeline_collection(wiki_mrc_pipeline(tmp_path), 4, "disk", str(tmp_path))
+    stages = list(visitor.stages.values())
+    read = next(labels for labels in stages if "BuildMrcExamples/ParsePages/ParDo(ParsePagesFn)" in labels)
+    assert read[0] == "ReadDumps/ReadPages/ParDo(ReadPagesFn)", "the stage starts after the Reshuffle"
+    assert {"BuildMrcExamples/LinksByTarget", "BuildMrcExamples/TextsByPage"} <= set(read), "siblings fused too"
+    bucket = next(labels for labels in stages if "BuildMrcExamples/KeyByBucket" in labels)
+    assert bucket[0] == "BuildMrcExamples/KeyByBucket", "a ParDo with a side input roots its own stage"
+    _, unfused = beam_dask_runner.pipeline_collection(wiki_mrc_pipeline(tmp_path), 4, "disk", str(tmp_path), fuse=False)
+    assert all(len(labels) == 1 for labels in unfused.stages.values())
+    assert len(unfused.stages) > 2 * len(stages)
 
 
 def test_a_scheduler_without_the_project_installed_stops_the_job_with_one_line():
