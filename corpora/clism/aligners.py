@@ -22,6 +22,7 @@ Alignments are sets of 0-based (source word, target word) pairs.
 """
 from __future__ import annotations
 
+import abc
 import os
 import tempfile
 from collections.abc import Sequence
@@ -95,7 +96,7 @@ def parse_pharaoh(line: str, reverse: bool = False) -> set[tuple[int, int]]:
 # ───────────────────────────── the interface ─────────────────────────────
 
 
-class WordAligner:
+class WordAligner(abc.ABC):
     """Aligns a list of (source words, target words) pairs; one alignment per pair, in order.
 
     `learns_from_corpus` tells the job how to feed it: a corpus-level aligner gets every pair of a
@@ -105,8 +106,9 @@ class WordAligner:
     name = "aligner"
     learns_from_corpus = False
 
+    @abc.abstractmethod
     def align(self, pairs: Sequence[WordPair]) -> list[Alignment]:
-        raise NotImplementedError
+        """One alignment per pair, in order."""
 
 
 class FastAlignAligner(WordAligner):
