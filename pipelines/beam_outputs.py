@@ -30,22 +30,26 @@ class TallyingDoFn(beam.DoFn):
     """A DoFn that counts events per bundle and emits the sums once, on the `stats` output.
 
     One stats element per mention would double the shuffle of the job; summing per bundle keeps
-    the stats exact (they are data, unlike best-effort counters) at a negligible cost.
+    the stats exact (they are data, unlike best-effort counters) at a negligible cost. The Beam
+    counters get the same sums at the end of the bundle: a counter's lookup costs more than the
+    event it counts when a stage tallies once per element.
     """
 
     def start_bundle(self):
         self._tally = collections.Counter()
 
     def tally(self, stage: str, reason: str, lang: str, n: int = 1) -> None:
-        if n == 0:
-            return
-        Metrics.counter("xlu", f"{stage}/{reason}").inc(n)
-        self._tally[(lang, f"{stage}/{reason}")] += n
+        if n:
+            self._tally[(stage, reason, lang)] += n
 
     def finish_bundle(self):
-        for key, n in sorted(self._tally.items()):
-            yield TaggedOutput(STATS, in_global_window((key, n)))
+        by_metric = collections.Counter()
+        for (stage, reason, lang), n in self._tally.items():
+            by_metric[(lang, f"{stage}/{reason}")] += n
         self._tally.clear()
+        for (lang, metric), n in sorted(by_metric.items()):
+            Metrics.counter("xlu", metric).inc(n)
+            yield TaggedOutput(STATS, in_global_window(((lang, metric), n)))
 
 
 def in_global_window(value) -> WindowedValue:

@@ -36,7 +36,7 @@ from corpora.mrc.entity_masking import LONGER_NAME_CHOICES
 
 # A name inside another entity's longer link in its query: chosen by measurement (docs/wiki_mrc.md).
 DEFAULT_LONGER_NAMES = "drop_sentence"
-from pipelines.wiki_mrc_entities import LinksByTargetFn, ResolveLinksFn, SelectMentionsFn, article_page_info
+from pipelines.wiki_mrc_entities import LinksByTargetFn, ResolveLinksFn, SelectMentionsFn, article_page_info, redirect_page_info
 from pipelines.wiki_mrc_transforms import (
     AssembleExamplesFn,
     BuildQueriesAndContextsFn,
@@ -142,18 +142,21 @@ class BuildMrcExamples(beam.PTransform):
         )
         articles = parsed.articles
         pages_by_title = (
-            (articles | "ArticleTitles" >> beam.Map(article_page_info), parsed.redirects)
+            (articles | "ArticleTitles" >> beam.Map(article_page_info),
+             parsed.redirects | "RedirectTitles" >> beam.Map(redirect_page_info))
             | "PagesByTitle" >> beam.Flatten()
         )
         links = articles | "LinksByTarget" >> beam.ParDo(LinksByTargetFn())
         resolved = (
-            {"page": pages_by_title, "mention": links}
-            | "JoinLinksWithPages" >> beam.CoGroupByKey()
+            (pages_by_title, links)
+            | "PagesAndLinks" >> beam.Flatten()
+            | "JoinLinksWithPages" >> beam.GroupByKey()
             | "ResolveRedirects" >> beam.ParDo(ResolveLinksFn()).with_outputs("aliases", STATS, DEAD_LETTER, main="mentions")
         )
         selected = (
-            {"page": pages_by_title, "mention": resolved.mentions, "alias": resolved.aliases}
-            | "JoinMentionsWithEntities" >> beam.CoGroupByKey()
+            (pages_by_title, resolved.mentions, resolved.aliases)
+            | "PagesMentionsAndAliases" >> beam.Flatten()
+            | "JoinMentionsWithEntities" >> beam.GroupByKey()
             | "SelectMentions" >> beam.ParDo(
                 SelectMentionsFn(o.seed, o.examples_per_entity, o.min_mentions_en, o.min_mentions)
             ).with_outputs("entities", STATS, main="mentions")

@@ -1,7 +1,7 @@
 """The stages of wiki_mrc after reading (pipelines/wiki_dump_reading.py): parsing and the examples here,
 the entity stages in pipelines/wiki_mrc_entities.py; all text logic is in `corpora/`.
 
-Data flow (keys in brackets), each join a CoGroupByKey so that it scales to the full dumps
+Data flow (keys in brackets), each join a grouping by key so that it scales to the full dumps
 (English has ~10M redirects and ~100M links: no side-input dictionaries of that size); links
 travel grouped by target per bundle (LinksByTargetFn), one element per target and bundle:
 

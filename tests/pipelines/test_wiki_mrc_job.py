@@ -146,19 +146,29 @@ def test_links_are_grouped_by_target_within_a_bundle_and_flushed_when_the_buffer
         anchors = tuple((3 * i, 3 * i + 2, t) for i, t in enumerate(targets))
         return Article("en", page_id, f"P{page_id}", text, anchors, (), False)
 
+    def by_target(elements):
+        grouped = {}
+        for (lang, bucket), (tag, links) in elements:
+            assert tag == wiki_mrc_entities.MENTIONS
+            for target, mentions in links:
+                assert wiki_mrc_entities.title_bucket(lang, target) == (lang, bucket)
+                grouped.setdefault((lang, target), []).append(mentions)
+        return grouped
+
     fn = LinksByTargetFn()
     fn.start_bundle()
     assert list(fn.process(article(1, "A", "B", "A"))) == []
     assert list(fn.process(article(2, "B"))) == []
-    grouped = {wv.value[0]: wv.value[1] for wv in fn.finish_bundle()}
-    assert grouped == {
-        ("en", "A"): ((1, 0, 0, 2, "w0"), (1, 2, 6, 8, "w2")),
-        ("en", "B"): ((1, 1, 3, 5, "w1"), (2, 0, 0, 2, "w0")),
+    assert by_target(wv.value for wv in fn.finish_bundle()) == {
+        ("en", "A"): [((1, 0, 0, 2, "w0"), (1, 2, 6, 8, "w2"))],
+        ("en", "B"): [((1, 1, 3, 5, "w1"), (2, 0, 0, 2, "w0"))],
     }
     monkeypatch.setattr(wiki_mrc_entities, "LINK_BUFFER_MENTIONS", 3)
     fn.start_bundle()
     assert list(fn.process(article(1, "A", "B"))) == []
-    assert dict(fn.process(article(2, "A"))) == {("en", "A"): ((1, 0, 0, 2, "w0"), (2, 0, 0, 2, "w0")), ("en", "B"): ((1, 1, 3, 5, "w1"),)}
+    assert by_target(fn.process(article(2, "A"))) == {
+        ("en", "A"): [((1, 0, 0, 2, "w0"), (2, 0, 0, 2, "w0"))], ("en", "B"): [((1, 1, 3, 5, "w1"),)]
+    }
     assert list(fn.finish_bundle()) == []
 
 
@@ -346,7 +356,7 @@ def test_benchmark_measures_the_parsers_share_with_the_same_rows():
 def test_other_links_to_the_entity_on_the_page_are_answers_and_a_shared_window_is_kept_once():
     # bnwiki: "চাঁদের" and "চাঁদে" both link চাঁদ on one short page. Each row marked only its own link's
     # form, and the two mentions gave one window twice, with two different answer sets.
-    from pipelines.wiki_mrc_entities import SelectMentionsFn
+    from pipelines.wiki_mrc_entities import MENTIONS, PAGE, SelectMentionsFn, title_bucket
     from pipelines.wiki_mrc_transforms import BuildQueriesAndContextsFn, Mention, PageInfo, StoredText
 
     text = "পৃথিবী থেকে চাঁদের দূরত্ব অনেক। চাঁদে মানুষ গিয়েছে।"
@@ -354,7 +364,7 @@ def test_other_links_to_the_entity_on_the_page_are_answers_and_a_shared_window_i
     mentions = (tuple(Mention(7, 0, first, first + 6, "চাঁদের")), tuple(Mention(7, 1, second, second + 5, "চাঁদে")))
     select = SelectMentionsFn(seed=0, examples_per_entity=10, min_mentions_en=1, min_mentions=1)
     select.start_bundle()
-    element = (("bn", "চাঁদ"), {"page": [PageInfo(3, None, False)], "mention": [mentions], "alias": []})
+    element = (title_bucket("bn", "চাঁদ"), [(PAGE, ("চাঁদ", PageInfo(3, None, False))), (MENTIONS, (("চাঁদ", mentions),))])
     selected = [out[1] for out in select.process(element) if isinstance(out, tuple) and out[0] == ("bn", 7)]
     assert sorted((s.anchor_index, s.page_anchor_texts) for s in selected) == [(0, ("চাঁদে", "চাঁদের")), (1, ("চাঁদে", "চাঁদের"))]
 
@@ -366,4 +376,4 @@ def test_other_links_to_the_entity_on_the_page_are_answers_and_a_shared_window_i
     assert len(contexts) == 1  # the page is shorter than C: both mentions give this window
     words = contexts[0].words
     assert [words[s : e + 1] for s, e in contexts[0].answers] == [("চাঁদের",), ("চাঁদে",)]
-    assert build._tally[("bn", "contexts/same_window_as_another_mention")] == 1
+    assert build._tally[("contexts", "same_window_as_another_mention", "bn")] == 1
