@@ -1,11 +1,13 @@
 """The disk shuffle of pipelines.dask.runner (`--dask_shuffle disk`, the default): GroupByKey and
 Reshuffle through files, so that neither dask's scheduler nor its workers hold a shuffle.
 
-Each input partition is one task that writes its elements, split by destination, to one file under
-`--dask_shuffle_dir` (default: the launching process's temporary directory) and returns only the
-byte offsets of the pieces; one barrier task gathers the offsets; output partition j is one task
-that reads piece j of every file, in input order. A shuffle is 2n+1 tasks and 2n edges
-(n = partitions), and its data never passes through dask's messaging or a worker's managed memory.
+Each input partition is written, split by destination, to one file under `--dask_shuffle_dir`
+(default: the launching process's temporary directory), and only the byte offsets of the pieces
+are returned; one barrier task gathers the offsets; output partition j is one task that reads piece
+j of every file, in input order. A fused stage whose output only the shuffle reads (directly or
+through Flattens) writes that file itself, inside its own task (FileExport); any other input
+partition takes a write task. So a shuffle is at most 2n+1 tasks and 2n edges (n = partitions), and
+its data never passes through dask's messaging or a worker's managed memory.
 The files stay until the pipeline ends (then the folder is removed): the disk needed is what the
 job shuffles. Every worker must see the folder under the same path: true of a local cluster (one
 file system); on several machines give a shared mount. `make_shuffle_dir` checks it before the job
@@ -24,6 +26,7 @@ came out as two groups.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import pickle
@@ -68,57 +71,112 @@ class ByKey:
         return key_partition(kv[0], n, self.coder)
 
 
-def _shuffle_write(items, directory: str, name: str, index: int, n: int, partition_of) -> list[int]:
-    """One input partition -> one file `name-index` of n pickled pieces; returns their n+1 offsets.
+class Pieces:
+    """One shuffle input partition's elements, split by destination partition as they arrive."""
+
+    def __init__(self, n: int, partition_of):
+        self.n, self.partition_of = n, partition_of
+        self.pieces: list[list] = [[] for _ in range(n)]
+
+    def append(self, item) -> None:
+        self.pieces[self.partition_of(item, self.n)].append(item)
+
+
+def write_pieces(pieces: Pieces, directory: str, file_name: str) -> tuple[str, list[int]]:
+    """The pieces, pickled one after another into one file; returns (file name, their n+1 offsets).
 
     Written under a temporary name and renamed, so a task that is run again (a lost worker) leaves
     one whole file."""
-    with collection_paused():
-        pieces: list[list] = [[] for _ in range(n)]
-        for item in items:
-            pieces[partition_of(item, n)].append(item)
-    path = os.path.join(directory, f"{name}-{index}")
+    path = os.path.join(directory, file_name)
     offsets = [0]
     with open(f"{path}.{uuid.uuid4().hex}.tmp", "wb") as f:
-        for piece in pieces:
+        for piece in pieces.pieces:
             if piece:
                 pickle.dump(piece, f, protocol=pickle.HIGHEST_PROTOCOL)
             offsets.append(f.tell())
         tmp = f.name
     os.replace(tmp, path)
-    return offsets
+    return file_name, offsets
 
 
-def _shuffle_barrier(*offsets):
-    return offsets
+@dataclasses.dataclass(frozen=True)
+class FileExport:
+    """Where a stage task writes an export that only a disk shuffle reads (pipelines/dask/stages.py):
+    file `{prefix}-{partition}` in `directory`, split into n pieces by partition_of."""
+
+    directory: str
+    prefix: str
+    n: int
+    partition_of: object
 
 
-def _shuffle_read(offsets: tuple, directory: str, name: str, j: int) -> list:
+@dataclasses.dataclass(frozen=True)
+class WrittenExport:
+    """A shuffle input that its stage's tasks wrote themselves: position `position` of the results of
+    each task of `results` is a written file (file name, offsets)."""
+
+    results: db.Bag
+    position: int
+
+
+def _shuffle_write(items, directory: str, name: str, index: int, n: int, partition_of) -> tuple[str, list[int]]:
+    """One input partition -> one file `name-index` of n pickled pieces."""
+    with collection_paused():
+        pieces = Pieces(n, partition_of)
+        for item in items:
+            pieces.append(item)
+        return write_pieces(pieces, directory, f"{name}-{index}")
+
+
+def result_at(results: tuple, position: int):
+    return results[position]
+
+
+def _shuffle_barrier(*written):
+    return written
+
+
+def _shuffle_read(written: tuple, directory: str, j: int) -> list:
     """Output partition j: piece j of every input partition's file, in input order."""
     out: list = []
     with collection_paused():
-        for index, positions in enumerate(offsets):
-            start, end = positions[j], positions[j + 1]
+        for file_name, offsets in written:
+            start, end = offsets[j], offsets[j + 1]
             if end > start:
-                with open(os.path.join(directory, f"{name}-{index}"), "rb") as f:
+                with open(os.path.join(directory, file_name), "rb") as f:
                     f.seek(start)
                     out.extend(pickle.load(f))
     return out
 
 
-def disk_shuffle(bag: db.Bag, n: int, partition_of, directory: str, label: str = "",
-                 trace_dir: str | None = None) -> db.Bag:
-    """`bag` re-partitioned into n partitions through files (item -> partition_of(item, n))."""
-    name = f"shuffle-{uuid.uuid4().hex[:12]}"
+def new_shuffle_name() -> str:
+    return f"shuffle-{uuid.uuid4().hex[:12]}"
+
+
+def disk_shuffle(sources: list, n: int, partition_of, directory: str, label: str = "",
+                 trace_dir: str | None = None, name: str | None = None) -> db.Bag:
+    """The sources (bags, and WrittenExports already in files), concatenated in order and
+    re-partitioned into n partitions through files (item -> partition_of(item, n)); a bag's
+    partitions are written by a task each."""
+    name = name or new_shuffle_name()
     write, barrier, read = f"{name}-write", f"{name}-barrier", f"{name}-read"
-    graph = {(write, i): (traced(partial(_shuffle_write, directory=directory, name=name, index=i, n=n,
-                                          partition_of=partition_of), "write", label, i, trace_dir), (bag.name, i))
-             for i in range(bag.npartitions)}
-    graph[barrier] = (_shuffle_barrier, *graph)
-    graph.update({(read, j): (traced(partial(_shuffle_read, directory=directory, name=name, j=j),
-                                      "read", label, j, trace_dir), barrier)
+    graph: dict = {}
+    written: list = []  # one task or task expression per input partition, giving (file name, offsets)
+    for source in sources:
+        if isinstance(source, WrittenExport):
+            written += [(result_at, (source.results.name, i), source.position) for i in range(source.results.npartitions)]
+            continue
+        for i in range(source.npartitions):
+            index = len(written)
+            graph[(write, index)] = (traced(partial(_shuffle_write, directory=directory, name=name, index=index, n=n,
+                                                    partition_of=partition_of), "write", label, index, trace_dir),
+                                     (source.name, i))
+            written.append((write, index))
+    graph[barrier] = (_shuffle_barrier, *written)
+    graph.update({(read, j): (traced(partial(_shuffle_read, directory=directory, j=j), "read", label, j, trace_dir), barrier)
                   for j in range(n)})
-    return db.Bag(HighLevelGraph.from_collections(read, graph, dependencies=[bag]), read, n)
+    dependencies = [source.results if isinstance(source, WrittenExport) else source for source in sources]
+    return db.Bag(HighLevelGraph.from_collections(read, graph, dependencies=dependencies), read, n)
 
 
 def _reads_marker(path: str, token: str) -> bool:

@@ -82,7 +82,9 @@ from apache_beam.runners.runner import PipelineState
 from apache_beam.transforms.core import GroupByKey
 from apache_beam.transforms.window import GlobalWindows
 from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
-from pipelines.dask.disk_shuffle import ByKey, disk_shuffle, key_coder, make_shuffle_dir
+from pipelines.dask.disk_shuffle import (
+    ByKey, FileExport, WrittenExport, result_at, disk_shuffle, key_coder, make_shuffle_dir, new_shuffle_name,
+)
 from pipelines.dask.gc_pause import collection_paused
 from pipelines.dask.stages import FusedStage, Step, plan_stages
 from pipelines.dask.task_trace import traced
@@ -112,8 +114,9 @@ class DaskShuffleOptions(PipelineOptions):
                                  "per process in this folder (every worker must see it)")
 
 
-def _export_of(results: tuple, position: int) -> list:
-    return results[position]
+def _written_only(results: tuple) -> tuple:
+    """A stage task's result without its lists: the (file name, offsets) of what it wrote to shuffles."""
+    return tuple(None if isinstance(result, list) else result for result in results)
 
 
 def _discard(_results) -> list:
@@ -127,6 +130,15 @@ def _concat(parts):
 def _spread_key(element, n):
     # Stable across processes (no Python hash), so a rerun spreads elements the same way.
     return zlib.crc32(pickle.dumps(element, protocol=4)) % n
+
+
+def _is_reify_windows(node) -> bool:
+    return isinstance(node.transform, ParDo) and isinstance(node.transform.fn, GroupByKey.ReifyWindows)
+
+
+def _passes_through(node) -> bool:
+    """A node translated to no task: its output is its inputs' partitions (a Flatten's side by side)."""
+    return isinstance(node.transform, _Flatten) or _is_reify_windows(node)
 
 
 def _group_partition(items) -> list:
@@ -153,6 +165,9 @@ class _BagsPerPCollection(PipelineVisitor):
         self.side_items: dict = {}
         self.readers: dict = collections.defaultdict(list)  # PCollection -> the nodes that read it
         self.stage_sinks: list = []
+        self.shuffle_of: dict = {}  # PCollection -> the disk shuffle that alone reads it (see shuffle_inputs)
+        self.shuffles: dict = {}  # disk shuffle node -> (name, partition function)
+        self.shuffle_sources: dict = {}  # PCollection only a disk shuffle reads -> its sources (disk_shuffle)
 
     def visit_transform(self, node):
         self.nodes.append(node)
@@ -161,6 +176,7 @@ class _BagsPerPCollection(PipelineVisitor):
                 self.readers[pcoll].append(node)
 
     def translate(self) -> None:
+        self.shuffle_inputs()
         plan = plan_stages(self.nodes, self.fuse)
         for node in self.nodes:
             root = plan.root(node)
@@ -169,18 +185,52 @@ class _BagsPerPCollection(PipelineVisitor):
             elif root is None:
                 self.translate_transform(node)
 
+    def is_disk_shuffle(self, node) -> bool:
+        return self.shuffle == "disk" and isinstance(node.transform, (_GroupByKeyOnly, _Reshuffle))
+
+    def shuffle_inputs(self) -> None:
+        """Finds every PCollection whose one reader is a disk shuffle, directly or through Flattens
+        and a GroupByKey's ReifyWindows (no task of their own): a stage writes such an export into
+        the shuffle's file inside its own task, instead of returning it to a write task."""
+        for node in reversed(self.nodes):  # readers before the nodes they read
+            if self.is_disk_shuffle(node):
+                name = new_shuffle_name()
+                if isinstance(node.transform, _Reshuffle):
+                    self.shuffles[node] = (name, _spread_key)
+                else:
+                    source = next(pc for pc in node.inputs if not isinstance(pc, PBegin))
+                    self.shuffles[node] = (name, ByKey(key_coder(source, node.full_label)))
+            for pcoll in node.outputs.values():
+                readers = self.readers[pcoll]
+                if len(readers) != 1:
+                    continue
+                reader = readers[0]
+                if reader in self.shuffles:
+                    self.shuffle_of[pcoll] = reader
+                elif _passes_through(reader) and next(iter(reader.outputs.values())) in self.shuffle_of:
+                    self.shuffle_of[pcoll] = self.shuffle_of[next(iter(reader.outputs.values()))]
+
+    def sources_of(self, pcoll) -> list:
+        return self.shuffle_sources[pcoll] if pcoll in self.shuffle_sources else [self.bags[pcoll]]
+
     def translate_stage(self, members: list) -> None:
         """One task per partition for the stage's ParDos; a bag per PCollection read outside it."""
         inside = set(members)
         channels: dict = {}  # PCollection -> channel
         exports: list = []  # channel -> position in the task's result, or None
         exported: list = []  # (PCollection, label) per position
+        file_exports: dict = {}  # position -> FileExport
+        stage_id = uuid.uuid4().hex[:12]
         steps = []
         for node in members:
             outputs = {}
             for tag, pcoll in node.outputs.items():
                 channels[pcoll] = outputs[tag] = len(exports)
                 if any(reader not in inside for reader in self.readers[pcoll]):
+                    if pcoll in self.shuffle_of:
+                        name, partition_of = self.shuffles[self.shuffle_of[pcoll]]
+                        file_exports[len(exported)] = FileExport(self.shuffle_dir, f"{name}-{stage_id}-{len(exported)}",
+                                                                 self.npartitions, partition_of)
                     exports.append(len(exported))
                     exported.append((pcoll, f"{node.full_label} [{tag}]"))
                 else:
@@ -191,21 +241,28 @@ class _BagsPerPCollection(PipelineVisitor):
         source = self.bags[next(iter(root.main_inputs.values()))]
         side_specs = [(type(si), si._view_options()) for si in root.side_inputs]
         side_items = [self.side_input(si.pvalue) for si in root.side_inputs]
-        stage = FusedStage(steps, exports, side_specs)
+        stage = FusedStage(steps, exports, side_specs, file_exports)
         label = root.full_label if len(members) == 1 else f"{root.full_label} (+{len(members) - 1} fused)"
         # A graph layer of our own, not `map_partitions(..., *side_items)`: dask passes a collection
         # argument through its own optimisation, which copied the side input's whole upstream graph
         # under new names, so that every stage above a side input ran again for it.
         name = f"_run_stage-{uuid.uuid4().hex}"
-        graph = {(name, i): (traced(stage, "bundle", label, i, self.trace_dir), (source.name, i),
+        graph = {(name, i): (traced(stage, "bundle", label, i, self.trace_dir), i, (source.name, i),
                              *[item.key for item in side_items])
                  for i in range(source.npartitions)}
         results = db.Bag(HighLevelGraph.from_collections(name, graph, dependencies=[source, *side_items]),
                          name, source.npartitions)
         self.names[name] = f"{label} (all outputs)"
         self.stages[name] = [node.full_label for node in members]
+        # The shuffles' barriers read the written files' offsets from a task of their own per partition,
+        # not from the stage's result: that holds the stage's other exports, and a barrier waits for
+        # every partition.
+        written = results.map_partitions(_written_only) if file_exports else None
         for position, (pcoll, output_label) in enumerate(exported):
-            self.bags[pcoll] = results.map_partitions(_export_of, position)
+            if position in file_exports:
+                self.shuffle_sources[pcoll] = [WrittenExport(written, position)]
+                continue
+            self.bags[pcoll] = results.map_partitions(result_at, position)
             self.names[self.bags[pcoll].name] = output_label
         if any(not self.readers[pcoll] for pcoll in channels):
             self.stage_sinks.append(results)  # a PCollection nobody reads: the stage must still run
@@ -213,7 +270,15 @@ class _BagsPerPCollection(PipelineVisitor):
     def translate_transform(self, node) -> None:
         transform = node.transform
         inputs = [pc for pc in node.inputs if not isinstance(pc, PBegin)]
-        bags = [self.bags[pc] for pc in inputs]
+        if _is_reify_windows(node) and not isinstance(next(iter(node.main_inputs.values())).windowing.windowfn,
+                                                       GlobalWindows):
+            raise NotImplementedError(f"{node.full_label}: only the global window is translated to dask")
+        if _passes_through(node) and next(iter(node.outputs.values())) in self.shuffle_of:
+            # No bag: what a disk shuffle alone reads is handed to it as its sources, so that the
+            # stages that made them write them into its files themselves.
+            self.shuffle_sources[next(iter(node.outputs.values()))] = [s for pc in inputs for s in self.sources_of(pc)]
+            return
+        bags = [] if self.is_disk_shuffle(node) else [self.bags[pc] for pc in inputs]  # a disk shuffle reads sources_of
         if isinstance(transform, _Create):
             values = list(transform.values)
             out = db.from_sequence(values, npartitions=max(1, min(len(values), self.npartitions))) if values \
@@ -221,21 +286,23 @@ class _BagsPerPCollection(PipelineVisitor):
         elif isinstance(transform, _Reshuffle):
             n = self.npartitions
             if self.shuffle == "disk":
-                out = disk_shuffle(bags[0], n, _spread_key, self.shuffle_dir, node.full_label, self.trace_dir)
+                name, partition_of = self.shuffles[node]
+                out = disk_shuffle(self.sources_of(inputs[0]), n, partition_of, self.shuffle_dir, node.full_label,
+                                   self.trace_dir, name)
             else:
                 out = (bags[0].map(lambda x: (_spread_key(x, n), x))
                        .repartition(npartitions=n)
                        .groupby(lambda kv: kv[0], shuffle="tasks")
                        .map(lambda group: [x for _, x in group[1]]).flatten())
         elif isinstance(transform, _GroupByKeyOnly):
-            source = bags[0]
             if self.shuffle == "disk":
                 # Any number of input partitions: one file each, read by npartitions output tasks.
-                coder = key_coder(inputs[0], node.full_label)
-                out = disk_shuffle(source, self.npartitions, ByKey(coder), self.shuffle_dir, node.full_label,
-                                   self.trace_dir).map_partitions(
+                name, partition_of = self.shuffles[node]
+                out = disk_shuffle(self.sources_of(inputs[0]), self.npartitions, partition_of, self.shuffle_dir,
+                                   node.full_label, self.trace_dir, name).map_partitions(
                     traced(_group_partition, "group", node.full_label, None, self.trace_dir))
             else:
+                source = bags[0]
                 if source.npartitions != self.npartitions:
                     # Flatten adds its inputs' partitions up; without this the task count grows stage by stage.
                     source = source.repartition(npartitions=self.npartitions)
@@ -248,9 +315,7 @@ class _BagsPerPCollection(PipelineVisitor):
             # early stage merged with partition i of a late one is held until the late one runs, so a
             # merged Flatten before a shuffle held a whole stage's output (its memory grew with the dump).
             out = db.concat(bags) if bags else db.from_sequence([None], npartitions=1).filter(lambda _: False)
-        elif isinstance(transform, ParDo) and isinstance(transform.fn, GroupByKey.ReifyWindows):
-            if not isinstance(next(iter(node.main_inputs.values())).windowing.windowfn, GlobalWindows):
-                raise NotImplementedError(f"{node.full_label}: only the global window is translated to dask")
+        elif _is_reify_windows(node):
             # In the global window a GroupByKey's window is known: no task to wrap each value in it.
             out = bags[0]
         else:

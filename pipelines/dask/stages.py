@@ -38,6 +38,7 @@ from apache_beam.transforms.sideinputs import SideInputMap
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils.timestamp import Timestamp
 from apache_beam.utils.windowed_value import WindowedValue
+from pipelines.dask.disk_shuffle import FileExport, Pieces, write_pieces
 from pipelines.dask.gc_pause import collection_paused
 
 _GLOBAL_WINDOWS = (GlobalWindow(),)
@@ -112,10 +113,10 @@ class Step:
 
 
 class _Route(Receiver):
-    """A channel: each element goes to the channel's export list (when something outside the stage
-    reads it) and to the process() of every step of the stage that reads it."""
+    """A channel: each element goes to the channel's export (a list, or a shuffle's Pieces; when
+    something outside the stage reads it) and to the process() of every step of the stage that reads it."""
 
-    def __init__(self, export: list | None, processes: list):
+    def __init__(self, export, processes: list):
         self.export, self.processes = export, processes
 
     def receive(self, windowed_value):
@@ -134,21 +135,29 @@ class _Outputs(dict):
 
 class FusedStage:
     """The task of a stage's partition (a callable, so that dask does not look for graph keys among
-    its constants): (items, *side input values) -> one list per exported channel.
+    its constants): (partition index, items, *side input values) -> one result per exported channel.
 
     `exports[c]` is channel c's position in the result, or None when nothing outside the stage reads
-    it. `side_specs` are the root step's side inputs (view class, view options); no other step has any."""
+    it. A position in `file_exports` (only a disk shuffle reads it) is written to the shuffle's file
+    by the task itself and its result is (file name, offsets); any other position's is a list.
+    `side_specs` are the root step's side inputs (view class, view options); no other step has any."""
 
-    def __init__(self, steps: list[Step], exports: list[int | None], side_specs: list):
+    def __init__(self, steps: list[Step], exports: list[int | None], side_specs: list,
+                 file_exports: dict[int, FileExport] | None = None):
         self.steps, self.exports, self.side_specs = steps, exports, side_specs
+        self.file_exports = file_exports or {}
 
-    def __call__(self, items, *side_values) -> tuple:
+    def __call__(self, index: int, items, *side_values) -> tuple:
         with collection_paused():
-            return self.run(items, side_values)
+            results = self.run(items, side_values)
+            return tuple(write_pieces(result, spec.directory, f"{spec.prefix}-{index}")
+                         if (spec := self.file_exports.get(position)) else result
+                         for position, result in enumerate(results))
 
     def run(self, items, side_values) -> tuple:
         steps = self.steps
-        results = tuple([] for _ in range(sum(e is not None for e in self.exports)))
+        results = tuple(Pieces(spec.n, spec.partition_of) if (spec := self.file_exports.get(position)) else []
+                        for position in range(sum(e is not None for e in self.exports)))
         readers: dict[int, list] = collections.defaultdict(list)
         instances = [_take_dofn(step.key, step.pickled_fn) for step in steps]
         invokers = [None] * len(steps)

@@ -41,7 +41,7 @@ def _describe(kind: str, args, out) -> dict:
         return {"in": len(items) if hasattr(items, "__len__") else None,
                 "out": {str(position): [len(values), _pickled_size(values)] for position, values in enumerate(out)}}
     if kind == "write":
-        items, offsets = args[0], out
+        items, (_, offsets) = args[0], out
         pieces = [b - a for a, b in zip(offsets, offsets[1:])]
         return {"in": len(items) if hasattr(items, "__len__") else None, "bytes": offsets[-1],
                 "largest_piece": max(pieces, default=0)}

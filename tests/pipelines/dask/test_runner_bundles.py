@@ -45,7 +45,7 @@ def step(fn, input_channel=None, outputs=None) -> Step:
 def one_step_stage():
     """A stage of CountingFn alone whose task returns its one output as a list."""
     stage = FusedStage([step(CountingFn())], exports=[0], side_specs=[])
-    return lambda items: [(None, value) for value in stage(items)[0]]
+    return lambda items: [(None, value) for value in stage(0, items)[0]]
 
 
 def bundle():
@@ -129,6 +129,24 @@ def test_fused_steps_pass_elements_and_finish_bundle_outputs_downstream():
     # at position 1), 2 = UpperFn's output (exported at position 0)
     stage = FusedStage([step(SplitFn(), None, {None: 0, "lengths": 1}), step(UpperFn(), 0, {None: 2})],
                        exports=[None, 1, 0], side_specs=[])
-    upper, lengths = stage(["ab", "cde"])
+    upper, lengths = stage(0, ["ab", "cde"])
     assert lengths == [2, 3]
     assert upper == ["AB", "CDE", "<TOTAL 5>", ("upper saw", 3)], "the producer's finish_bundle output reached UpperFn first"
+
+
+def test_an_export_only_a_shuffle_reads_is_written_to_the_shuffle_file_by_the_stage_task(tmp_path):
+    from pipelines.dask.disk_shuffle import FileExport, _shuffle_read
+
+    def partition_of(item, n):
+        return len(str(item[0])) % n
+
+    as_list = FusedStage([step(CountingFn())], exports=[0], side_specs=[])(0, ["a", "bb", "ccc", "dd"])[0]
+    written = FusedStage([step(CountingFn())], exports=[0], side_specs=[],
+                         file_exports={0: FileExport(str(tmp_path), "shuffle-x-stage-0", 3, partition_of)})
+    (result,) = written(7, ["a", "bb", "ccc", "dd"])
+    file_name, offsets = result
+    assert file_name == "shuffle-x-stage-0-7" and (tmp_path / file_name).exists() and len(offsets) == 4
+    pieces = [_shuffle_read((result,), str(tmp_path), j) for j in range(3)]
+    assert all(partition_of(item, 3) == j for j, piece in enumerate(pieces) for item in piece)
+    assert sorted(item for piece in pieces for item in piece) == sorted(as_list)
+    assert pieces[2] == [("bb", 1), ("dd", 1)], "a piece keeps the stage's order"
