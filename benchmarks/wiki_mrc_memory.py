@@ -1,8 +1,8 @@
 """Peak memory of every process of wiki_mrc on DirectRunner and on a local dask.distributed cluster.
 
     python benchmarks/wiki_mrc_memory.py [--scales 16,64] [--workers 2] [--memory_limit 1GB]
-                                         [--pages_per_partition 200] [--runners direct,dask[,dask_unfused]]
-                                         [--dask_shuffle disk|tasks] [--keep DIR]
+                                         [--pages_per_partition 200] [--runners direct,dask[,dask_unfused,dask_1worker]]
+                                         [--dask_shuffle disk|tasks] [--repeat N] [--core_contention] [--keep DIR]
 
 For each scale k the English excerpt is repeated k times (benchmarks/scaled_dumps.py: copies get
 new titles and ids, and links renamed with them, so each has its own link graph) and re-packed as a
@@ -24,7 +24,10 @@ child process, so that this process stays small: a child's ru_maxrss starts at i
 With DirectRunner at two scales or more, the last line is its peak's slope per MB of XML (what
 pipelines/memory_check.py predicts from). Both runs use the same input and options; "identical" compares the bytes of every Parquet file
 (data/, stats.parquet, dead_letter/) between the two outputs (README.md quotes the command, so it
-differs). With --keep DIR the dumps stay in DIR and a later run with the same DIR reuses them (a
+differs). With --repeat N the runners run in N interleaved rounds and each keeps its round with the least CPU:
+this machine's CPU time for the same work varies by 10-20% with its host's load. The last lines give
+each Dask run's CPU over DirectRunner's, and with --core_contention what keeping both cores busy
+(as two workers do; DirectRunner keeps one) costs the same decoding here. With --keep DIR the dumps stay in DIR and a later run with the same DIR reuses them (a
 dump is rebuilt only when it or its .pages count file is missing); the outputs there are replaced.
 """
 from __future__ import annotations
@@ -241,16 +244,16 @@ def parquet_bytes(out: Path) -> dict[str, bytes]:
     return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*.parquet"))}
 
 
-HEADER = (f"{'scale':>5} {'pages':>6} {'bz2 MB':>6} | {'runner':<6} {'process':<34} {'pid':>7} {'peak RSS MB':>11} "
+HEADER = (f"{'scale':>5} {'pages':>6} {'bz2 MB':>6} | {'runner':<12} {'process':<34} {'pid':>7} {'peak RSS MB':>11} "
           f"{'cpu s':>6} {'seconds':>7} | identical")
 
 
 def print_rows(k, pages, mb, runner, seconds, processes, extra, identical, stream=sys.stdout) -> None:
     for pid, record in processes:
-        print(f"{k:>5} {pages:>6} {mb:>6.1f} | {runner:<6} {record['role']:<34} {pid:>7} {record['rss']:>11.0f} "
+        print(f"{k:>5} {pages:>6} {mb:>6.1f} | {runner:<12} {record['role']:<34} {pid:>7} {record['rss']:>11.0f} "
               f"{record['cpu']:>6.1f} {seconds:>7.0f} | {identical}", file=stream)
     total = sum(r["rss"] for _, r in processes)
-    print(f"{k:>5} {pages:>6} {mb:>6.1f} | {runner:<6} {'sum of peaks':<34} {'':>7} {total:>11.0f} "
+    print(f"{k:>5} {pages:>6} {mb:>6.1f} | {runner:<12} {'sum of peaks':<34} {'':>7} {total:>11.0f} "
           f"{sum(r['cpu'] for _, r in processes):>6.1f} {seconds:>7.0f} | {identical}", file=stream)
     if extra:
         print(f"{'':>22}   ({extra})", file=stream)
@@ -269,7 +272,13 @@ def main(argv=None) -> None:
     parser.add_argument("--dump", type=Path, default=DEFAULT_DUMP, help="an English pages-articles .xml.bz2")
     parser.add_argument("--scales", default="16,64", help="comma-separated repeat factors")
     parser.add_argument("--runners", default="direct,dask",
-                        help="comma-separated: direct, dask, dask_unfused (dask with --dask_fusion off)")
+                        help="comma-separated: direct, dask, dask_unfused (dask with --dask_fusion off), "
+                             "dask_1worker (one worker process: no two busy cores, see --core_contention)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="interleaved rounds of all the runners; the round with the least CPU of each is kept")
+    parser.add_argument("--core_contention", action="store_true",
+                        help="also measure what two busy cores cost this machine: the CPU time of decoding the "
+                             "dump alone against two decodings at once")
     parser.add_argument("--workers", type=int, default=2, help="dask worker processes (one thread each)")
     parser.add_argument("--memory_limit", default="1GB", help="dask worker --memory-limit (spills at 70%% of it)")
     parser.add_argument("--pages_per_partition", type=int, default=200,
@@ -287,7 +296,7 @@ def main(argv=None) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
     runners = args.runners.split(",")
-    rows, xml_mb = [], {}
+    rows, xml_mb, contention = [], {}, {}
     tmp_context = tempfile.TemporaryDirectory(prefix="wiki_mrc_memory-") if args.keep is None else None
     work = Path(tmp_context.name) if tmp_context else args.keep
     work.mkdir(parents=True, exist_ok=True)
@@ -300,7 +309,8 @@ def main(argv=None) -> None:
             job = [sys.executable, "-m", "pipelines.wiki_mrc", "--dump", f"en={dump}",
                    "--min_mentions_en", args.min_mentions_en, "--streams_per_range", args.streams_per_range]
             outputs = {}
-            for runner in runners:
+            best: dict = {}
+            for runner in [runner for _ in range(args.repeat) for runner in runners]:
                 out = work / (f"out-{runner}-{args.dask_shuffle}-{k}" if runner.startswith("dask") else f"out-{runner}-{k}")
                 shutil.rmtree(out, ignore_errors=True)  # this benchmark's own earlier output
                 sampler = TreeSampler()
@@ -310,10 +320,11 @@ def main(argv=None) -> None:
                     seconds, rss, cpu = run_client(cmd, env, sampler, work / f"{runner}-{k}.log")
                     sampler.stop()
                     extra = ""
-                elif runner in ("dask", "dask_unfused"):
+                elif runner in ("dask", "dask_unfused", "dask_1worker"):
+                    workers = 1 if runner == "dask_1worker" else args.workers
                     npartitions = dask_npartitions(pages, args.workers, args.pages_per_partition)
                     shuffle_dir = work / f"cluster-{k}" / "shuffle"
-                    with LocalDaskCluster(work / f"cluster-{k}", args.workers, args.memory_limit, env, sampler) as cluster:
+                    with LocalDaskCluster(work / f"cluster-{k}", workers, args.memory_limit, env, sampler) as cluster:
                         shuffle_dir.mkdir(parents=True, exist_ok=True)
                         sampler.shuffle_dirs.append(shuffle_dir)
                         cmd = [*job, "--runner", "pipelines.dask.runner.DaskRunner", "--dask_scheduler_file",
@@ -328,19 +339,27 @@ def main(argv=None) -> None:
                     sampler.stop()
                     if args.dask_trace:
                         print_trace_summary(trace_dir, stream=sys.stderr)
-                    extra = (f"{args.workers} workers x 1 thread, --memory-limit {args.memory_limit}, "
+                    extra = (f"{workers} worker(s) x 1 thread, --memory-limit {args.memory_limit}, "
                              f"--dask_npartitions {npartitions}, --dask_shuffle {args.dask_shuffle}: "
                              f"spilled up to {sampler.max_spill_mb:.0f} MB, shuffle files up to "
                              f"{sampler.max_shuffle_mb:.0f} MB")
                 else:
-                    raise SystemExit(f"--runners: unknown runner {runner!r} (direct, dask, dask_unfused)")
+                    raise SystemExit(f"--runners: unknown runner {runner!r} (direct, dask, dask_unfused, dask_1worker)")
                 outputs[runner] = parquet_bytes(out)
                 processes = sorted(sampler.seen.items(), key=lambda item: (item[1]["role"], item[0]))
                 for pid, record in processes:
                     if record["role"].startswith("client"):
                         record["rss"], record["cpu"] = max(record["rss"], rss), max(record["cpu"], cpu)
-                rows.append((k, pages, mb, runner, seconds, processes, extra))
                 print_rows(k, pages, mb, runner, seconds, processes, extra, "(pending)", stream=sys.stderr)
+                cpu_total = sum(record["cpu"] for _, record in processes)
+                if runner not in best or cpu_total < best[runner][0]:
+                    best[runner] = (cpu_total, (k, pages, mb, runner, seconds, processes, extra))
+            rows += [row for _, row in best.values()]
+            if args.core_contention:
+                alone, together = core_contention(dump, env)
+                contention[k] = (alone, together)
+                print(f"{k}x: decoding the dump: {alone:.1f} CPU-s alone, {together[0]:.1f} and {together[1]:.1f} "
+                      f"two at once", file=sys.stderr, flush=True)
             identical = "-"
             if len(outputs) >= 2:
                 first, *others = outputs.values()
@@ -356,6 +375,51 @@ def main(argv=None) -> None:
             tmp_context.cleanup()
     print_table(args.dump.name, rows)
     print_direct_slope(rows, xml_mb)
+    print_ratios(rows, contention, args.repeat)
+
+
+_DECODE = """
+import bz2, sys
+with open(sys.argv[1], "rb") as f:
+    data = f.read()
+while data:
+    decoder = bz2.BZ2Decompressor()
+    decoder.decompress(data)
+    data = decoder.unused_data
+"""
+
+
+def core_contention(dump: Path, env: dict) -> tuple[float, tuple[float, float]]:
+    """CPU seconds of decoding every stream of the dump alone, then of two such decodings at once.
+
+    The Dask route's workers keep both cores busy where DirectRunner keeps one; on a machine whose
+    cores share a physical core or a memory bus the same work then takes more CPU time."""
+    def start():
+        return subprocess.Popen([sys.executable, "-c", _DECODE, str(dump)], env=env)
+
+    def cpu_of(process) -> float:
+        _, _, usage = os.wait4(process.pid, 0)
+        return usage.ru_utime + usage.ru_stime
+
+    alone = cpu_of(start())
+    first, second = start(), start()
+    return alone, (cpu_of(first), cpu_of(second))
+
+
+def print_ratios(rows: list, contention: dict, repeat: int) -> None:
+    """Each Dask run's CPU (all its processes) over DirectRunner's at the same scale."""
+    for k in dict.fromkeys(row[0] for row in rows):
+        cpu = {row[3]: sum(r["cpu"] for _, r in row[5]) for row in rows if row[0] == k}
+        if "direct" not in cpu:
+            continue
+        kept = f" (least of {repeat} rounds each)" if repeat > 1 else ""
+        ratios = ", ".join(f"{runner} {cpu[runner]:.1f} = {cpu[runner] / cpu['direct']:.2f}x" for runner in cpu
+                           if runner != "direct")
+        print(f"{k}x CPU-s{kept}: direct {cpu['direct']:.1f}; {ratios}")
+        if k in contention:
+            alone, together = contention[k]
+            print(f"{k}x two busy cores: the same decoding took {sum(together) / 2 / alone:.2f}x its CPU time alone "
+                  f"({alone:.1f} CPU-s alone, {together[0]:.1f} and {together[1]:.1f} two at once)")
 
 
 def print_direct_slope(rows: list, xml_mb: dict[int, float]) -> None:
