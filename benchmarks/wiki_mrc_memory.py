@@ -2,7 +2,7 @@
 
     python benchmarks/wiki_mrc_memory.py [--scales 16,64] [--workers 2] [--memory_limit 1GB]
                                          [--pages_per_partition 200] [--runners direct,dask[,dask_unfused,dask_1worker]]
-                                         [--dask_shuffle disk|tasks] [--repeat N] [--core_contention] [--keep DIR]
+                                         [--dask_shuffle disk|tasks] [--repeat N] [--keep DIR]
 
 For each scale k the English excerpt is repeated k times (benchmarks/scaled_dumps.py: copies get
 new titles and ids, and links renamed with them, so each has its own link graph) and re-packed as a
@@ -25,9 +25,10 @@ With DirectRunner at two scales or more, the last line is its peak's slope per M
 pipelines/memory_check.py predicts from). Both runs use the same input and options; "identical" compares the bytes of every Parquet file
 (data/, stats.parquet, dead_letter/) between the two outputs (README.md quotes the command, so it
 differs). With --repeat N the runners run in N interleaved rounds and each keeps its round with the least CPU:
-this machine's CPU time for the same work varies by 10-20% with its host's load. The last lines give
-each Dask run's CPU over DirectRunner's, and with --core_contention what keeping both cores busy
-(as two workers do; DirectRunner keeps one) costs the same decoding here. With --keep DIR the dumps stay in DIR and a later run with the same DIR reuses them (a
+this machine's CPU time for the same work varies by 10-20% with its host's load. The last line gives
+each Dask run's CPU over DirectRunner's; dask_1worker keeps one core busy, as DirectRunner does,
+where two workers keep both busy (on a machine whose cores share caches, a memory bus or a physical
+core, the same work then costs more CPU time). With --keep DIR the dumps stay in DIR and a later run with the same DIR reuses them (a
 dump is rebuilt only when it or its .pages count file is missing); the outputs there are replaced.
 """
 from __future__ import annotations
@@ -273,12 +274,9 @@ def main(argv=None) -> None:
     parser.add_argument("--scales", default="16,64", help="comma-separated repeat factors")
     parser.add_argument("--runners", default="direct,dask",
                         help="comma-separated: direct, dask, dask_unfused (dask with --dask_fusion off), "
-                             "dask_1worker (one worker process: no two busy cores, see --core_contention)")
+                             "dask_1worker (one worker process, so one busy core as with DirectRunner)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="interleaved rounds of all the runners; the round with the least CPU of each is kept")
-    parser.add_argument("--core_contention", action="store_true",
-                        help="also measure what two busy cores cost this machine: the CPU time of decoding the "
-                             "dump alone against two decodings at once")
     parser.add_argument("--workers", type=int, default=2, help="dask worker processes (one thread each)")
     parser.add_argument("--memory_limit", default="1GB", help="dask worker --memory-limit (spills at 70%% of it)")
     parser.add_argument("--pages_per_partition", type=int, default=200,
@@ -296,7 +294,7 @@ def main(argv=None) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
     runners = args.runners.split(",")
-    rows, xml_mb, contention = [], {}, {}
+    rows, xml_mb = [], {}
     tmp_context = tempfile.TemporaryDirectory(prefix="wiki_mrc_memory-") if args.keep is None else None
     work = Path(tmp_context.name) if tmp_context else args.keep
     work.mkdir(parents=True, exist_ok=True)
@@ -355,11 +353,6 @@ def main(argv=None) -> None:
                 if runner not in best or cpu_total < best[runner][0]:
                     best[runner] = (cpu_total, (k, pages, mb, runner, seconds, processes, extra))
             rows += [row for _, row in best.values()]
-            if args.core_contention:
-                alone, together = core_contention(dump, env)
-                contention[k] = (alone, together)
-                print(f"{k}x: decoding the dump: {alone:.1f} CPU-s alone, {together[0]:.1f} and {together[1]:.1f} "
-                      f"two at once", file=sys.stderr, flush=True)
             identical = "-"
             if len(outputs) >= 2:
                 first, *others = outputs.values()
@@ -375,38 +368,10 @@ def main(argv=None) -> None:
             tmp_context.cleanup()
     print_table(args.dump.name, rows)
     print_direct_slope(rows, xml_mb)
-    print_ratios(rows, contention, args.repeat)
+    print_ratios(rows, args.repeat)
 
 
-_DECODE = """
-import bz2, sys
-with open(sys.argv[1], "rb") as f:
-    data = f.read()
-while data:
-    decoder = bz2.BZ2Decompressor()
-    decoder.decompress(data)
-    data = decoder.unused_data
-"""
-
-
-def core_contention(dump: Path, env: dict) -> tuple[float, tuple[float, float]]:
-    """CPU seconds of decoding every stream of the dump alone, then of two such decodings at once.
-
-    The Dask route's workers keep both cores busy where DirectRunner keeps one; on a machine whose
-    cores share a physical core or a memory bus the same work then takes more CPU time."""
-    def start():
-        return subprocess.Popen([sys.executable, "-c", _DECODE, str(dump)], env=env)
-
-    def cpu_of(process) -> float:
-        _, _, usage = os.wait4(process.pid, 0)
-        return usage.ru_utime + usage.ru_stime
-
-    alone = cpu_of(start())
-    first, second = start(), start()
-    return alone, (cpu_of(first), cpu_of(second))
-
-
-def print_ratios(rows: list, contention: dict, repeat: int) -> None:
+def print_ratios(rows: list, repeat: int) -> None:
     """Each Dask run's CPU (all its processes) over DirectRunner's at the same scale."""
     for k in dict.fromkeys(row[0] for row in rows):
         cpu = {row[3]: sum(r["cpu"] for _, r in row[5]) for row in rows if row[0] == k}
@@ -416,10 +381,6 @@ def print_ratios(rows: list, contention: dict, repeat: int) -> None:
         ratios = ", ".join(f"{runner} {cpu[runner]:.1f} = {cpu[runner] / cpu['direct']:.2f}x" for runner in cpu
                            if runner != "direct")
         print(f"{k}x CPU-s{kept}: direct {cpu['direct']:.1f}; {ratios}")
-        if k in contention:
-            alone, together = contention[k]
-            print(f"{k}x two busy cores: the same decoding took {sum(together) / 2 / alone:.2f}x its CPU time alone "
-                  f"({alone:.1f} CPU-s alone, {together[0]:.1f} and {together[1]:.1f} two at once)")
 
 
 def print_direct_slope(rows: list, xml_mb: dict[int, float]) -> None:
