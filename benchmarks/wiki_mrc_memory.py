@@ -21,14 +21,15 @@ hosts the nannies, each worker, multiprocessing helpers) is sampled every 0.2 s 
 peak RSS is the kernel's own high-water mark (VmHWM in /proc/PID/status), so a peak between two
 samples is not missed; the client's is also taken from wait4() at its exit (the dumps are built in a
 child process, so that this process stays small: a child's ru_maxrss starts at its parent's peak).
-With DirectRunner at two scales or more, the last line is its peak's slope per MB of XML (what
-pipelines/memory_check.py predicts from). Both runs use the same input and options; "identical" compares the bytes of every Parquet file
-(data/, stats.parquet, dead_letter/) between the two outputs (README.md quotes the command, so it
-differs). With --repeat N the runners run in N interleaved rounds and each keeps its round with the least CPU:
-this machine's CPU time for the same work varies by 10-20% with its host's load. The last line gives
-each Dask run's CPU over DirectRunner's; dask_1worker keeps one core busy, as DirectRunner does,
-where two workers keep both busy (on a machine whose cores share caches, a memory bus or a physical
-core, the same work then costs more CPU time). With --keep DIR the dumps stay in DIR and a later run with the same DIR reuses them (a
+With DirectRunner at two scales or more, a line gives its peak's slope per MB of XML (what
+pipelines/memory_check.py predicts from). All runs use the same input and options; "identical"
+compares the bytes of every Parquet file (data/, stats.parquet, dead_letter/) between the outputs
+(README.md quotes the command, so it differs). With --repeat N the runners run in N interleaved
+rounds and each keeps its round with the least CPU: this machine's CPU time for the same work varies
+by 10-20% with its host's load. The last line gives each Dask run's CPU over DirectRunner's;
+dask_1worker keeps one core busy, as DirectRunner does, where two workers keep both busy (on a
+machine whose cores share caches, a memory bus or a physical core, the same work then costs more
+CPU time). With --keep DIR the dumps stay in DIR and a later run with the same DIR reuses them (a
 dump is rebuilt only when it or its .pages count file is missing); the outputs there are replaced.
 """
 from __future__ import annotations

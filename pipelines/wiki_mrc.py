@@ -36,7 +36,9 @@ from corpora.mrc.entity_masking import LONGER_NAME_CHOICES
 
 # A name inside another entity's longer link in its query: chosen by measurement (docs/wiki_mrc.md).
 DEFAULT_LONGER_NAMES = "drop_sentence"
-from pipelines.wiki_mrc_entities import LinksByTargetFn, ResolveLinksFn, SelectMentionsFn, article_page_info, redirect_page_info
+from pipelines.wiki_mrc_entities import (
+    LinksByTargetFn, ResolveLinksFn, SelectMentionsFn, article_page_info, redirect_page_info,
+)
 from pipelines.wiki_mrc_transforms import (
     AssembleExamplesFn,
     BuildQueriesAndContextsFn,

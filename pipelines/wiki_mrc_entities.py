@@ -34,7 +34,8 @@ def title_bucket(lang: str, title: str) -> tuple[str, int]:
 
 
 def article_page_info(article: Article):
-    info = (article.page_id, None, article.is_disambiguation)  # PageInfo's fields: a plain tuple encodes without pickle
+    # PageInfo's fields as a plain tuple, which Beam's coder writes without pickling the class.
+    info = (article.page_id, None, article.is_disambiguation)
     return title_bucket(article.lang, article.title), (PAGE, (article.title, info))
 
 
@@ -218,7 +219,8 @@ class SelectMentionsFn(TallyingDoFn):
         yield beam.pvalue.TaggedOutput(
             "entities", ((lang, page.page_id), EntityRequest(title, aliases, texts, count))
         )
-        # A second pass over the entity's mentions: the texts of its links on each chosen page, which name it there as the chosen link's text does.
+        # A second pass over the entity's mentions: the texts of its links on each chosen page, which
+        # name it there as the chosen link's text does.
         texts_on_page: dict[int, dict[str, None]] = {m.page_id: {} for _, m in chosen}
         for m in map(Mention._make, chain.from_iterable(mentions)):
             if m.page_id in texts_on_page and not derived.get(m.text, False):

@@ -164,7 +164,8 @@ def disk_shuffle(sources: list, n: int, partition_of, directory: str, label: str
     written: list = []  # one task or task expression per input partition, giving (file name, offsets)
     for source in sources:
         if isinstance(source, WrittenExport):
-            written += [(result_at, (source.results.name, i), source.position) for i in range(source.results.npartitions)]
+            written += [(result_at, (source.results.name, i), source.position)
+                        for i in range(source.results.npartitions)]
             continue
         for i in range(source.npartitions):
             index = len(written)
@@ -173,7 +174,8 @@ def disk_shuffle(sources: list, n: int, partition_of, directory: str, label: str
                                      (source.name, i))
             written.append((write, index))
     graph[barrier] = (_shuffle_barrier, *written)
-    graph.update({(read, j): (traced(partial(_shuffle_read, directory=directory, j=j), "read", label, j, trace_dir), barrier)
+    graph.update({(read, j): (traced(partial(_shuffle_read, directory=directory, j=j), "read", label, j, trace_dir),
+                              barrier)
                   for j in range(n)})
     dependencies = [source.results if isinstance(source, WrittenExport) else source for source in sources]
     return db.Bag(HighLevelGraph.from_collections(read, graph, dependencies=dependencies), read, n)

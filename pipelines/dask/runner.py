@@ -33,7 +33,8 @@ a quarter of its CPU. Counters are not collected (Beam's DaskRunner has no metri
 jobs' `stats.parquet` holds every count.
 
 Shuffles (GroupByKey, Reshuffle): `--dask_shuffle disk` (the default, `pipelines/dask/disk_shuffle.py`: through
-one file per input partition, 2n+1 tasks per shuffle, neither scheduler nor workers hold the data)
+one file per input partition, at most 2n+1 tasks per shuffle, neither scheduler nor workers hold the
+data; a fused stage writes what only a shuffle reads into the shuffle's file inside its own task)
 or `tasks` (dask.bag's `groupby(shuffle="tasks")`: ~n log n tasks of in-memory pieces, held by the
 workers and all known to the scheduler; kept for comparison). `disk` is the default because it
 measured better on the same dumps (docs/scale_out.md §4: at 64x the excerpt, workers 859 / 708 MB

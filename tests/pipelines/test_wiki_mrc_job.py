@@ -364,7 +364,8 @@ def test_other_links_to_the_entity_on_the_page_are_answers_and_a_shared_window_i
     mentions = (tuple(Mention(7, 0, first, first + 6, "চাঁদের")), tuple(Mention(7, 1, second, second + 5, "চাঁদে")))
     select = SelectMentionsFn(seed=0, examples_per_entity=10, min_mentions_en=1, min_mentions=1)
     select.start_bundle()
-    element = (title_bucket("bn", "চাঁদ"), [(PAGE, ("চাঁদ", PageInfo(3, None, False))), (MENTIONS, (("চাঁদ", mentions),))])
+    element = (title_bucket("bn", "চাঁদ"),
+               [(PAGE, ("চাঁদ", PageInfo(3, None, False))), (MENTIONS, (("চাঁদ", mentions),))])
     selected = [out[1] for out in select.process(element) if isinstance(out, tuple) and out[0] == ("bn", 7)]
     assert sorted((s.anchor_index, s.page_anchor_texts) for s in selected) == [(0, ("চাঁদে", "চাঁদের")), (1, ("চাঁদে", "চাঁদের"))]
 
