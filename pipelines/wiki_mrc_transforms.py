@@ -2,13 +2,14 @@
 the entity stages in pipelines/wiki_mrc_entities.py; all text logic is in `corpora/`.
 
 Data flow (keys in brackets), each join a grouping by key so that it scales to the full dumps
-(English has ~10M redirects and ~100M links: no side-input dictionaries of that size); links
-travel grouped by target per bundle (LinksByTargetFn), one element per target and bundle:
+(English has ~10M redirects and ~100M links: no side-input dictionaries of that size). Pages and
+links meet in title buckets (pipelines/wiki_mrc_entities.py: a bundle's links grouped by target,
+one element per bucket and bundle; each bucket joined in memory):
 
-  pages ─► ParsePages ─► articles ─┬─► [lang,title] pages ──┐
-                                   ├─► [lang,target] links ─┴─► ResolveLinks (one redirect hop,
-                                   │                              as MediaWiki) ─► SelectMentions
-                                   │                              (count, threshold, seeded top-N)
+  pages ─► ParsePages ─► articles ─┬─► [lang,title bucket] pages ─┐
+                                   ├─► [lang,title bucket] links ─┴─► ResolveLinks (one redirect hop,
+                                   │                                    as MediaWiki) ─► SelectMentions
+                                   │                                    (count, threshold, seeded top-N)
                                    └─► [lang,page_id] text ────► BuildQueriesAndContexts
                                        ─► [lang,entity] AssembleExamples ─► answerable rows
                                        ─► [lang,bucket] PairUnanswerable  ─► unanswerable rows
