@@ -5,9 +5,10 @@ its main input and has no side input (Beam's producer-consumer and sibling fusio
 runners do). One task runs the whole stage on one partition as one Beam bundle per DoFn: elements go
 from DoFn to DoFn as they are produced, and only the PCollections read outside the stage (by a
 shuffle, a Flatten, a side input, a ParDo with side inputs) come back as lists, one per
-PCollection. So no list is built per ParDo, and a multi-output ParDo's outputs are not held as one
-result that every consumer task of every output reads (which dask moved to whichever worker ran a
-consumer). A ParDo with side inputs starts a stage of its own: its side inputs are computed from
+PCollection; one that only a disk shuffle reads is written to the shuffle's file by the task
+instead (FileExport). So no list is built per ParDo, and a multi-output ParDo's outputs are not
+held as one result that every consumer task of every output reads (which dask moved to whichever
+worker ran a consumer). A ParDo with side inputs starts a stage of its own: its side inputs are computed from
 the graph before it, so the stage task can wait for them.
 
 Per worker process, set-up DoFn instances are kept by step key, idle ones only. A task carries its
