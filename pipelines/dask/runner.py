@@ -65,7 +65,6 @@ import zlib
 
 import dask.bag as db
 import distributed
-from apache_beam import ParDo
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.pipeline import PipelineVisitor
 from apache_beam.pvalue import PBegin
@@ -80,14 +79,13 @@ from apache_beam.runners.dask.overrides import (
 )
 from apache_beam.runners.dask.transform_evaluator import defenestrate
 from apache_beam.runners.runner import PipelineState
-from apache_beam.transforms.core import GroupByKey
 from apache_beam.transforms.window import GlobalWindows
 from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
 from pipelines.dask.disk_shuffle import (
     ByKey, FileExport, WrittenExport, result_at, disk_shuffle, key_coder, make_shuffle_dir, new_shuffle_name,
 )
 from pipelines.dask.gc_pause import collection_paused
-from pipelines.dask.stages import FusedStage, Step, plan_stages
+from pipelines.dask.stages import FusedStage, Step, is_reify_windows, plan_stages
 from pipelines.dask.task_trace import traced
 
 
@@ -133,13 +131,9 @@ def _spread_key(element, n):
     return zlib.crc32(pickle.dumps(element, protocol=4)) % n
 
 
-def _is_reify_windows(node) -> bool:
-    return isinstance(node.transform, ParDo) and isinstance(node.transform.fn, GroupByKey.ReifyWindows)
-
-
 def _passes_through(node) -> bool:
     """A node translated to no task: its output is its inputs' partitions (a Flatten's side by side)."""
-    return isinstance(node.transform, _Flatten) or _is_reify_windows(node)
+    return isinstance(node.transform, _Flatten) or is_reify_windows(node)
 
 
 def _group_partition(items) -> list:
@@ -271,7 +265,7 @@ class _BagsPerPCollection(PipelineVisitor):
     def translate_transform(self, node) -> None:
         transform = node.transform
         inputs = [pc for pc in node.inputs if not isinstance(pc, PBegin)]
-        if _is_reify_windows(node) and not isinstance(next(iter(node.main_inputs.values())).windowing.windowfn,
+        if is_reify_windows(node) and not isinstance(next(iter(node.main_inputs.values())).windowing.windowfn,
                                                        GlobalWindows):
             raise NotImplementedError(f"{node.full_label}: only the global window is translated to dask")
         if _passes_through(node) and next(iter(node.outputs.values())) in self.shuffle_of:
@@ -316,7 +310,7 @@ class _BagsPerPCollection(PipelineVisitor):
             # early stage merged with partition i of a late one is held until the late one runs, so a
             # merged Flatten before a shuffle held a whole stage's output (its memory grew with the dump).
             out = db.concat(bags) if bags else db.from_sequence([None], npartitions=1).filter(lambda _: False)
-        elif _is_reify_windows(node):
+        elif is_reify_windows(node):
             # In the global window a GroupByKey's window is known: no task to wrap each value in it.
             out = bags[0]
         else:

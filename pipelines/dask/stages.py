@@ -81,12 +81,15 @@ def _give_back_dofn(key: str, instance) -> None:
             signature.teardown_lifecycle_method.method_value()
 
 
+def is_reify_windows(node) -> bool:
+    return isinstance(node.transform, ParDo) and isinstance(node.transform.fn, GroupByKey.ReifyWindows)
+
+
 def is_translated_pardo(node) -> bool:
     """A ParDo the runner runs as a DoFn: not a GroupByKey's ReifyWindows or GroupAlsoByWindow, which
     are no task in the global window."""
     transform = node.transform
-    return (isinstance(transform, ParDo) and not isinstance(transform, _GroupAlsoByWindow)
-            and not isinstance(transform.fn, GroupByKey.ReifyWindows))
+    return isinstance(transform, ParDo) and not isinstance(transform, _GroupAlsoByWindow) and not is_reify_windows(node)
 
 
 @dataclasses.dataclass
