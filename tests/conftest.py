@@ -6,9 +6,12 @@
   "Real data"). Tests that need it are skipped without it, and their skip reason names the
   variable.
 """
+import fcntl
 import os
+import shutil
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -60,16 +63,34 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = (path, line, reason + SKIP_HINT)
 
 
-# ── XY-LENT shards: the bundled sample through vocap and xy_corpus, once per test process ──
+def built_once(tmp_path_factory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder `name`, made by `build(folder)` once per test session, not once per xdist worker
+    (each worker's session fixtures are its own, and a module fixture is made again whenever the
+    worker runs another module's test in between). Under a lock; a build that fails is made again."""
+    base = tmp_path_factory.getbasetemp()
+    # xdist: every worker has its own basetemp under the session's directory. Without xdist the
+    # basetemp is the session's directory (its parent outlives the session).
+    common = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    out = common / name
+    with open(common / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (common / f"{name}.done").exists():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            build(out)
+            (common / f"{name}.done").touch()
+    return out
+
+
+# ── XY-LENT shards: the bundled sample through vocap and xy_corpus, once per test session ──
 
 @pytest.fixture(scope="session")
 def xylent_vocab(tmp_path_factory):
     pytest.importorskip("sentencepiece")
     from pipelines import vocap
 
-    out = tmp_path_factory.mktemp("vocap")
-    vocap.run(["--output", str(out)])
-    return out / "spm.model"
+    out = built_once(tmp_path_factory, "vocap", lambda folder: vocap.run(["--output", str(folder / "job")]))
+    return out / "job" / "spm.model"
 
 
 @pytest.fixture(scope="session")
@@ -77,9 +98,9 @@ def xylent_shards(xylent_vocab, tmp_path_factory):
     """The xy_corpus job's output on the bundled samples (TRTD rows drawn by pair_probs, the default)."""
     from pipelines import xy_corpus
 
-    out = tmp_path_factory.mktemp("xy")
-    xy_corpus.run(["--vocab", str(xylent_vocab), "--output", str(out)])
-    return out
+    out = built_once(tmp_path_factory, "xy", lambda folder: xy_corpus.run(
+        ["--vocab", str(xylent_vocab), "--output", str(folder / "job")]))
+    return out / "job"
 
 
 @pytest.fixture(scope="session")
@@ -87,6 +108,6 @@ def xylent_shards_once(xylent_vocab, tmp_path_factory):
     """The same with `--trtd_draws once`: every bitext pair once, whatever pair_probs says."""
     from pipelines import xy_corpus
 
-    out = tmp_path_factory.mktemp("xy_once")
-    xy_corpus.run(["--vocab", str(xylent_vocab), "--output", str(out), "--trtd_draws", "once"])
-    return out
+    out = built_once(tmp_path_factory, "xy_once", lambda folder: xy_corpus.run(
+        ["--vocab", str(xylent_vocab), "--output", str(folder / "job"), "--trtd_draws", "once"]))
+    return out / "job"

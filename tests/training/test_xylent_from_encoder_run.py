@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, built_once
 from xylent_setup import metrics, ntrex_lines, tiny_encoder_folder
 
 from training.recipes import xylent as recipe
@@ -38,15 +38,20 @@ def xy_corpus(vocab, folder: Path, start: int, stop: int) -> Path:
     return out
 
 
+# Made once per test session (conftest.built_once), not once per xdist worker and module visit.
 @pytest.fixture(scope="module")
 def encoder(tmp_path_factory):
-    return tiny_encoder_folder(tmp_path_factory.mktemp("encoder"), SHARED_DATA)
+    return built_once(tmp_path_factory, "xylent-encoder", lambda folder: tiny_encoder_folder(folder, SHARED_DATA))
 
 
 @pytest.fixture(scope="module")
 def data(encoder, tmp_path_factory):
-    base = tmp_path_factory.mktemp("data")
-    return xy_corpus(encoder, base / "train", 0, 120), xy_corpus(encoder, base / "eval", 1500, 1530)
+    def build(folder):
+        xy_corpus(encoder, folder / "train", 0, 120)
+        xy_corpus(encoder, folder / "eval", 1500, 1530)
+
+    base = built_once(tmp_path_factory, "xylent-encoder-data", build)
+    return base / "train" / "xy", base / "eval" / "xy"
 
 
 def train(encoder, train_data, eval_data, out, *extra):
@@ -60,10 +65,17 @@ def train(encoder, train_data, eval_data, out, *extra):
 
 @pytest.fixture(scope="module")
 def trained(encoder, data, tmp_path_factory):
-    out = tmp_path_factory.mktemp("run")
-    result = train(encoder, *data, out)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return out, result
+    """The run folder and what the run printed (kept beside it for the workers that did not run it)."""
+    def build(folder):
+        result = train(encoder, *data, folder / "run")
+        assert result.returncode == 0, result.stderr[-3000:]
+        (folder / "stdout").write_text(result.stdout, encoding="utf-8")
+        (folder / "stderr").write_text(result.stderr, encoding="utf-8")
+
+    base = built_once(tmp_path_factory, "xylent-encoder-run", build)
+    printed = subprocess.CompletedProcess([], 0, (base / "stdout").read_text(encoding="utf-8"),
+                                          (base / "stderr").read_text(encoding="utf-8"))
+    return base / "run", printed
 
 
 def test_run_from_an_encoder_reports_held_out_generator_accuracy_and_discriminator_f1(trained):
