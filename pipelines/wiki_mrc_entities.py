@@ -4,9 +4,13 @@ has the data flow and the other stages)."""
 from __future__ import annotations
 
 import heapq
+import sys
 import zlib
+from array import array
 from collections import Counter
-from itertools import chain
+from collections.abc import Iterator
+from itertools import accumulate, chain
+from operator import sub
 
 import apache_beam as beam
 
@@ -25,7 +29,75 @@ from pipelines.wiki_mrc_transforms import Article, EntityRequest, Mention, PageI
 TITLE_BUCKETS = 1024
 
 # Values in a bucket are tagged with the input they come from; the join is a Flatten and a GroupByKey.
-PAGE, MENTIONS, ALIAS = 0, 1, 2
+# LINKS are a bundle's links into the bucket, packed (LinksByTargetFn); MENTIONS are groups of links
+# already resolved to their target (ResolveLinksFn).
+PAGE, MENTIONS, ALIAS, LINKS = 0, 1, 2, 3
+
+# Mentions travel through both joins packed: their numbers (page id, anchor index, start, end) as
+# 64-bit ints in a bytes object and their texts joined in one str, each text end - start characters
+# long. A tuple per mention cost the coder a tuple and five objects to decode per mention in each
+# join, most of the joins' cost; ResolveLinks only passes groups on and reads their sizes.
+_INT = "q"  # 64 bits: page ids are int64 (corpora/dumps/pages.py: MAX_PAGE_ID), offsets and indexes far less
+_MENTION_NUMBERS = 4
+_GROUP_BYTES_PER_MENTION = array(_INT).itemsize * _MENTION_NUMBERS
+
+
+def _int_bytes(numbers) -> bytes:
+    packed = numbers if isinstance(numbers, array) else array(_INT, numbers)
+    if sys.byteorder == "big":  # little-endian on every worker, whatever their machines
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def _ints(data: bytes) -> array:
+    numbers = array(_INT)
+    numbers.frombytes(data)
+    if sys.byteorder == "big":
+        numbers.byteswap()
+    return numbers
+
+
+def pack_mentions(numbers: list, texts: list) -> tuple[bytes, str]:
+    """Mentions given as [page_id, anchor_index, start, end, ...] and their texts -> one packed group."""
+    return _int_bytes(numbers), "".join(texts)
+
+
+def mention_count(group: tuple[bytes, str]) -> int:
+    return len(group[0]) // _GROUP_BYTES_PER_MENTION
+
+
+def unpack_mentions(group: tuple[bytes, str]) -> Iterator[Mention]:
+    numbers, texts, at = _ints(group[0]), group[1], 0
+    for k in range(0, len(numbers), _MENTION_NUMBERS):
+        page_id, anchor_index, start, end = numbers[k : k + _MENTION_NUMBERS]
+        yield Mention(page_id, anchor_index, start, end, texts[at : at + end - start])
+        at += end - start
+
+
+def pack_links(by_title: list) -> tuple:
+    """[(title, [page_id, anchor_index, start, end, text, ...]), ...] -> the LINKS value of a bucket:
+    the titles, each title's mention count, and all the mentions' numbers and texts in title order
+    (cut with slices, which copy in C: no Python step per mention)."""
+    titles = tuple(title for title, _ in by_title)
+    flat = list(chain.from_iterable(mentions for _, mentions in by_title))
+    numbers = [0] * (len(flat) // 5 * _MENTION_NUMBERS)
+    for field in range(_MENTION_NUMBERS):
+        numbers[field::_MENTION_NUMBERS] = flat[field::5]
+    counts = [len(mentions) // 5 for _, mentions in by_title]
+    return titles, _int_bytes(counts), _int_bytes(numbers), "".join(flat[4::5])
+
+
+def unpack_links(value: tuple) -> Iterator[tuple[str, tuple[bytes, str]]]:
+    """A LINKS value -> (title, packed group) per title."""
+    titles, counts, numbers, texts = value
+    ints = _ints(numbers)
+    text_at = [0, *accumulate(map(sub, ints[3::_MENTION_NUMBERS], ints[2::_MENTION_NUMBERS]))]
+    at = 0
+    for title, count in zip(titles, _ints(counts)):
+        end = at + count
+        yield title, (numbers[at * _GROUP_BYTES_PER_MENTION : end * _GROUP_BYTES_PER_MENTION],
+                      texts[text_at[at] : text_at[end]])
+        at = end
 
 
 def title_bucket(lang: str, title: str) -> tuple[str, int]:
@@ -53,8 +125,8 @@ def by_title(tagged_values) -> tuple[dict, dict, dict]:
         if tag == PAGE:
             title, info = value
             pages.setdefault(title, []).append(PageInfo._make(info))
-        elif tag == MENTIONS:
-            for title, group in value:
+        elif tag == MENTIONS or tag == LINKS:
+            for title, group in value if tag == MENTIONS else unpack_links(value):
                 mentions.setdefault(title, []).append(group)
         else:
             for title, alias in value:
@@ -77,28 +149,26 @@ LINK_BUFFER_MENTIONS = 100_000
 
 
 class LinksByTargetFn(beam.DoFn):
-    """Articles -> ((lang, bucket), (MENTIONS, ((target, (mention, ...)), ...))): the links of a
-    bundle grouped by target, and the targets by title bucket, before the first join, as Beam's
-    combiner lifting does for CombinePerKey.
-
-    A mention is a plain tuple in Mention's field order: Beam's fast coder writes tuples of ints and
-    strings natively but pickles a NamedTuple with its class. No stage depends on the order of the
-    mentions of a target (SelectMentionsFn orders them by seeded hash), so the output is the same
-    for any bundling."""
+    """Articles -> ((lang, bucket), (LINKS, packed links)): the links of a bundle grouped by target,
+    and the targets by title bucket, before the first join, as Beam's combiner lifting does for
+    CombinePerKey. No stage depends on the order of the mentions of a target (SelectMentionsFn
+    orders them by seeded hash), so the output is the same for any bundling."""
 
     def start_bundle(self):
-        self._by_target: dict[tuple, list] = {}
+        self._by_lang: dict[str, dict[str, list]] = {}  # lang -> target -> [page_id, index, start, end, text, ...]
         self._buffered = 0
 
     def process(self, article: Article):
-        by_target = self._by_target
+        by_target = self._by_lang.get(article.lang)
+        if by_target is None:
+            by_target = self._by_lang[article.lang] = {}
+        page_id, text = article.page_id, article.text
         for i, (start, end, target) in enumerate(article.anchors):
-            mention = (article.page_id, i, start, end, article.text[start:end])
-            group = by_target.get((article.lang, target))
-            if group is None:
-                by_target[(article.lang, target)] = [mention]
+            mentions = by_target.get(target)
+            if mentions is None:
+                by_target[target] = [page_id, i, start, end, text[start:end]]
             else:
-                group.append(mention)
+                mentions += (page_id, i, start, end, text[start:end])
         self._buffered += len(article.anchors)
         if self._buffered >= LINK_BUFFER_MENTIONS:
             yield from self._drain()
@@ -107,13 +177,15 @@ class LinksByTargetFn(beam.DoFn):
         for bucket_and_links in self._drain():
             yield in_global_window(bucket_and_links)
 
-    def _drain(self):
-        by_target, self._by_target, self._buffered = self._by_target, {}, 0
-        by_lang: dict[str, dict] = {}
-        for (lang, target), mentions in by_target.items():
-            by_lang.setdefault(lang, {})[target] = [tuple(mentions)]
-        for lang, groups in by_lang.items():
-            yield from bucketed(lang, MENTIONS, groups)
+    def _drain(self) -> list:
+        by_lang, self._by_lang, self._buffered = self._by_lang, {}, 0
+        out = []
+        for lang, by_target in by_lang.items():
+            buckets: dict[int, list] = {}
+            for target, mentions in by_target.items():
+                buckets.setdefault(title_bucket(lang, target)[1], []).append((target, mentions))
+            out.extend(((lang, bucket), (LINKS, pack_links(items))) for bucket, items in buckets.items())
+        return out
 
 
 def _first_page(pages):
@@ -129,24 +201,25 @@ class ResolveLinksFn(TallyingDoFn):
     def process(self, element):
         (lang, _), tagged = element
         pages, mentions, _ = by_title(tagged)
+        # Most link targets of a dump have no page (red links, other namespaces): only their count matters.
+        missing = sum(mention_count(group) for title in mentions.keys() - pages.keys() for group in mentions[title])
+        if missing:
+            self.tally("mentions", "missing_target", lang, missing)
         resolved: dict[str, list] = {}
         aliases: dict[str, list] = {}
-        for title in sorted(pages.keys() | mentions.keys()):
-            page, n_pages = _first_page(pages.get(title, ()))
+        for title in sorted(pages):
+            page, n_pages = _first_page(pages[title])
             if n_pages > 1:
                 self.tally("pages", "duplicate_title", lang, n_pages - 1)
                 for other in sorted(pages[title])[1:]:
                     why = "a copy of page" if other == page else "page"
                     yield dead_letter(lang, str(other.page_id), "links", "duplicate_title",
                                       f"{title}: {why} {page.page_id} has this title too and is the one read")
-            groups = mentions.get(title, ())
-            if page is None:
-                self.tally("mentions", "missing_target", lang, sum(map(len, groups)))
-                continue
             target = page.redirect_target or title
             if page.redirect_target is not None:
                 aliases.setdefault(target, []).append(title)
-            if groups:  # tuples of mentions (LinksByTargetFn), passed on as they are
+            groups = mentions.get(title)
+            if groups:  # packed, passed on as they are
                 resolved.setdefault(target, []).extend(groups)
         yield from bucketed(lang, MENTIONS, resolved)
         for bucket_and_aliases in bucketed(lang, ALIAS, aliases):
@@ -167,7 +240,7 @@ class SelectMentionsFn(TallyingDoFn):
             yield from self._entity(lang, title, pages.get(title, ()), mentions.get(title, ()), aliases.get(title, ()))
 
     def _entity(self, lang: str, title: str, pages, mentions, aliases):
-        """One entity: mentions are tuples of mentions (LinksByTargetFn)."""
+        """One entity: mentions are packed groups (LinksByTargetFn)."""
         page, _ = _first_page(pages)
         if page is None or page.redirect_target is not None or page.is_disambiguation:
             reason = (
@@ -175,8 +248,9 @@ class SelectMentionsFn(TallyingDoFn):
                 else "double_redirect_or_loop" if page.redirect_target is not None
                 else "to_disambiguation"
             )
-            self.tally("mentions", reason, lang, sum(map(len, mentions)))
+            self.tally("mentions", reason, lang, sum(map(mention_count, mentions)))
             return
+        mentions = list(chain.from_iterable(map(unpack_mentions, mentions)))
         count, self_links, derivations = 0, 0, 0
         anchor_texts: Counter = Counter()
         chosen: list = []  # heap of (-order, mention): keeps the N smallest seeded orders
@@ -185,7 +259,7 @@ class SelectMentionsFn(TallyingDoFn):
         # (corpora/wiki/inflections.py). It still links the entity, so it counts for the threshold.
         strip_accents = wiki_language(lang).fold_diacritics
         derived: dict[str, bool] = {}
-        for m in map(Mention._make, chain.from_iterable(mentions)):
+        for m in mentions:
             if m.page_id == page.page_id:
                 self_links += 1
                 continue
@@ -222,7 +296,7 @@ class SelectMentionsFn(TallyingDoFn):
         # A second pass over the entity's mentions: the texts of its links on each chosen page, which
         # name it there as the chosen link's text does.
         texts_on_page: dict[int, dict[str, None]] = {m.page_id: {} for _, m in chosen}
-        for m in map(Mention._make, chain.from_iterable(mentions)):
+        for m in mentions:
             if m.page_id in texts_on_page and not derived.get(m.text, False):
                 texts_on_page[m.page_id][m.text] = None
         for _, m in sorted(chosen, key=lambda item: -item[0]):
