@@ -13,6 +13,7 @@ from itertools import accumulate, chain
 from operator import sub
 
 import apache_beam as beam
+import pyarrow as pa
 
 from corpora.seeding import stable_hash
 from corpora.wiki.inflections import is_derived_link
@@ -40,6 +41,7 @@ PAGE, MENTIONS, ALIAS, LINKS = 0, 1, 2, 3
 _INT = "q"  # 64 bits: page ids are int64 (corpora/dumps/pages.py: MAX_PAGE_ID), offsets and indexes far less
 _MENTION_NUMBERS = 4
 _GROUP_BYTES_PER_MENTION = array(_INT).itemsize * _MENTION_NUMBERS
+_CODEC = pa.Codec("zstd", 1)  # as the article texts (pipelines/wiki_mrc_transforms.py)
 
 
 def _int_bytes(numbers) -> bytes:
@@ -77,23 +79,26 @@ def unpack_mentions(group: tuple[bytes, str]) -> Iterator[Mention]:
 def pack_links(by_title: list) -> tuple:
     """[(title, [page_id, anchor_index, start, end, text, ...]), ...] -> the LINKS value of a bucket:
     the titles, each title's mention count, and all the mentions' numbers and texts in title order
-    (cut with slices, which copy in C: no Python step per mention)."""
+    (cut with slices, which copy in C: no Python step per mention). The numbers are compressed: the
+    first join holds every link of the dump until it runs, and they are most of a link's bytes."""
     titles = tuple(title for title, _ in by_title)
     flat = list(chain.from_iterable(mentions for _, mentions in by_title))
     numbers = [0] * (len(flat) // 5 * _MENTION_NUMBERS)
     for field in range(_MENTION_NUMBERS):
         numbers[field::_MENTION_NUMBERS] = flat[field::5]
     counts = [len(mentions) // 5 for _, mentions in by_title]
-    return titles, _int_bytes(counts), _int_bytes(numbers), "".join(flat[4::5])
+    return titles, _int_bytes(counts), _CODEC.compress(_int_bytes(numbers), asbytes=True), "".join(flat[4::5])
 
 
 def unpack_links(value: tuple) -> Iterator[tuple[str, tuple[bytes, str]]]:
     """A LINKS value -> (title, packed group) per title."""
     titles, counts, numbers, texts = value
+    counts = _ints(counts)
+    numbers = _CODEC.decompress(numbers, sum(counts) * _GROUP_BYTES_PER_MENTION, asbytes=True)
     ints = _ints(numbers)
     text_at = [0, *accumulate(map(sub, ints[3::_MENTION_NUMBERS], ints[2::_MENTION_NUMBERS]))]
     at = 0
-    for title, count in zip(titles, _ints(counts)):
+    for title, count in zip(titles, counts):
         end = at + count
         yield title, (numbers[at * _GROUP_BYTES_PER_MENTION : end * _GROUP_BYTES_PER_MENTION],
                       texts[text_at[at] : text_at[end]])
