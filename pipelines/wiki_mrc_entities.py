@@ -244,8 +244,8 @@ class SelectMentionsFn(TallyingDoFn):
         for title in sorted(pages.keys() | mentions.keys() | aliases.keys()):
             yield from self._entity(lang, title, pages.get(title, ()), mentions.get(title, ()), aliases.get(title, ()))
 
-    def _entity(self, lang: str, title: str, pages, mentions, aliases):
-        """One entity: mentions are packed groups (LinksByTargetFn)."""
+    def _entity(self, lang: str, title: str, pages, groups, aliases):
+        """One entity: its links come as packed groups (LinksByTargetFn)."""
         page, _ = _first_page(pages)
         if page is None or page.redirect_target is not None or page.is_disambiguation:
             reason = (
@@ -253,9 +253,10 @@ class SelectMentionsFn(TallyingDoFn):
                 else "double_redirect_or_loop" if page.redirect_target is not None
                 else "to_disambiguation"
             )
-            self.tally("mentions", reason, lang, sum(map(mention_count, mentions)))
+            self.tally("mentions", reason, lang, sum(map(mention_count, groups)))
             return
-        mentions = list(chain.from_iterable(map(unpack_mentions, mentions)))
+        # Unpacked twice, lazily, not held as a list: an entity can have a million links.
+        mentions = chain.from_iterable(map(unpack_mentions, groups))
         count, self_links, derivations = 0, 0, 0
         anchor_texts: Counter = Counter()
         chosen: list = []  # heap of (-order, mention): keeps the N smallest seeded orders
@@ -301,7 +302,7 @@ class SelectMentionsFn(TallyingDoFn):
         # A second pass over the entity's mentions: the texts of its links on each chosen page, which
         # name it there as the chosen link's text does.
         texts_on_page: dict[int, dict[str, None]] = {m.page_id: {} for _, m in chosen}
-        for m in mentions:
+        for m in chain.from_iterable(map(unpack_mentions, groups)):
             if m.page_id in texts_on_page and not derived.get(m.text, False):
                 texts_on_page[m.page_id][m.text] = None
         for _, m in sorted(chosen, key=lambda item: -item[0]):
