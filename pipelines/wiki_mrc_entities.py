@@ -44,8 +44,8 @@ _GROUP_BYTES_PER_MENTION = array(_INT).itemsize * _MENTION_NUMBERS
 _CODEC = pa.Codec("zstd", 1)  # as the article texts (pipelines/wiki_mrc_transforms.py)
 
 
-def _int_bytes(numbers) -> bytes:
-    packed = numbers if isinstance(numbers, array) else array(_INT, numbers)
+def _int_bytes(numbers: list) -> bytes:
+    packed = array(_INT, numbers)
     if sys.byteorder == "big":  # little-endian on every worker, whatever their machines
         packed.byteswap()
     return packed.tobytes()
@@ -57,11 +57,6 @@ def _ints(data: bytes) -> array:
     if sys.byteorder == "big":
         numbers.byteswap()
     return numbers
-
-
-def pack_mentions(numbers: list, texts: list) -> tuple[bytes, str]:
-    """Mentions given as [page_id, anchor_index, start, end, ...] and their texts -> one packed group."""
-    return _int_bytes(numbers), "".join(texts)
 
 
 def mention_count(group: tuple[bytes, str]) -> int:

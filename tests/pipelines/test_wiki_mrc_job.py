@@ -178,10 +178,9 @@ def test_a_packed_mention_group_gives_back_its_mentions():
     text = "𝔸 Ἀθῆναι 東京 x"  # a character outside the BMP: offsets count code points
     spans = [(0, 1), (2, 8), (9, 11), (12, 13)]
     mentions = [(2**63 - 1 - k, k, start, end, text[start:end]) for k, (start, end) in enumerate(spans)]
-    group = wiki_mrc_entities.pack_mentions([n for m in mentions for n in m[:4]], [m[4] for m in mentions])
+    [(_, group)] = wiki_mrc_entities.unpack_links(wiki_mrc_entities.pack_links([("T", [x for m in mentions for x in m])]))
     assert wiki_mrc_entities.mention_count(group) == 4
     assert list(wiki_mrc_entities.unpack_mentions(group)) == mentions
-    assert list(wiki_mrc_entities.unpack_mentions(wiki_mrc_entities.pack_mentions([], []))) == []
     # A bucket's links: each title's numbers and texts cut back out of the bucket's
     links = wiki_mrc_entities.pack_links([("A", [1, 0, 0, 1, "𝔸"]), ("B", []), ("C", [2, 3, 2, 8, "Ἀθῆναι", 2, 4, 9, 11, "東京"])])
     groups = dict(wiki_mrc_entities.unpack_links(links))
@@ -373,12 +372,12 @@ def test_benchmark_measures_the_parsers_share_with_the_same_rows():
 def test_other_links_to_the_entity_on_the_page_are_answers_and_a_shared_window_is_kept_once():
     # bnwiki: "চাঁদের" and "চাঁদে" both link চাঁদ on one short page. Each row marked only its own link's
     # form, and the two mentions gave one window twice, with two different answer sets.
-    from pipelines.wiki_mrc_entities import MENTIONS, PAGE, SelectMentionsFn, pack_mentions, title_bucket
+    from pipelines.wiki_mrc_entities import MENTIONS, PAGE, SelectMentionsFn, pack_links, title_bucket, unpack_links
     from pipelines.wiki_mrc_transforms import BuildQueriesAndContextsFn, PageInfo, StoredText
 
     text = "পৃথিবী থেকে চাঁদের দূরত্ব অনেক। চাঁদে মানুষ গিয়েছে।"
     first, second = text.index("চাঁদের"), text.index("চাঁদে ")
-    mentions = pack_mentions([7, 0, first, first + 6, 7, 1, second, second + 5], ["চাঁদের", "চাঁদে"])
+    [(_, mentions)] = unpack_links(pack_links([("চাঁদ", [7, 0, first, first + 6, "চাঁদের", 7, 1, second, second + 5, "চাঁদে"])]))
     select = SelectMentionsFn(seed=0, examples_per_entity=10, min_mentions_en=1, min_mentions=1)
     select.start_bundle()
     element = (title_bucket("bn", "চাঁদ"),
