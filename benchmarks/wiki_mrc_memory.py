@@ -1,7 +1,7 @@
 """Peak memory of every process of wiki_mrc on DirectRunner and on a local dask.distributed cluster.
 
     python benchmarks/wiki_mrc_memory.py [--scales 16,64] [--workers 2] [--memory_limit 1GB]
-                                         [--pages_per_partition 200] [--runners direct,dask[,dask_unfused,dask_1worker]]
+                                         [--pages_per_partition 200] [--runners direct,dask[,dask_unfused,dask_1worker,dask_live]]
                                          [--dask_shuffle disk|tasks] [--repeat N] [--keep DIR]
 
 For each scale k the English excerpt is repeated k times (benchmarks/scaled_dumps.py: copies get
@@ -11,7 +11,9 @@ ranges can be read by different workers. Then:
 
   direct  `python -m pipelines.wiki_mrc --runner DirectRunner` (one process, in-memory shuffles);
   dask    a fresh `dask scheduler` and `dask worker --nworkers W --nthreads 1 --memory-limit M`
-          (spilling to --local-directory), and `python -m pipelines.wiki_mrc --runner
+          (spilling to --local-directory; started with the batch settings of
+          pipelines/dask/local_cluster.py, as docs/scale_out.md §4 starts them; dask_live: with dask's
+          defaults, for comparison), and `python -m pipelines.wiki_mrc --runner
           pipelines.dask.runner.DaskRunner --dask_npartitions P --dask_shuffle S`, P = pages /
           --pages_per_partition; with S = disk the shuffle files go to a folder of the work
           directory, whose largest size during the run is reported beside the workers' spill.
@@ -56,7 +58,9 @@ import scaled_dumps  # noqa: E402  (benchmarks/scaled_dumps.py)
 from wiki_mrc import DEFAULT_DUMP  # noqa: E402  (benchmarks/wiki_mrc.py)
 from dask_trace_summary import print_trace_summary  # noqa: E402
 
-from pipelines.dask.local_cluster import stop_local_cluster  # noqa: E402
+from pipelines.dask.local_cluster import batch_environment, stop_local_cluster  # noqa: E402
+
+DASK_RUNNERS = ("dask", "dask_unfused", "dask_1worker", "dask_live")
 
 
 def build_in_a_child_process(src: Path, copies: int, directory: Path) -> tuple[Path, int, int]:
@@ -275,7 +279,8 @@ def main(argv=None) -> None:
     parser.add_argument("--scales", default="16,64", help="comma-separated repeat factors")
     parser.add_argument("--runners", default="direct,dask",
                         help="comma-separated: direct, dask, dask_unfused (dask with --dask_fusion off), "
-                             "dask_1worker (one worker process, so one busy core as with DirectRunner)")
+                             "dask_1worker (one worker process, so one busy core as with DirectRunner), "
+                             "dask_live (the cluster with dask's default settings instead of the batch ones)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="interleaved rounds of all the runners; the round with the least CPU of each is kept")
     parser.add_argument("--workers", type=int, default=2, help="dask worker processes (one thread each)")
@@ -319,11 +324,12 @@ def main(argv=None) -> None:
                     seconds, rss, cpu = run_client(cmd, env, sampler, work / f"{runner}-{k}.log")
                     sampler.stop()
                     extra = ""
-                elif runner in ("dask", "dask_unfused", "dask_1worker"):
+                elif runner in DASK_RUNNERS:
                     workers = 1 if runner == "dask_1worker" else args.workers
+                    cluster_env = env if runner == "dask_live" else batch_environment(env)
                     npartitions = dask_npartitions(pages, args.workers, args.pages_per_partition)
                     shuffle_dir = work / f"cluster-{k}" / "shuffle"
-                    with LocalDaskCluster(work / f"cluster-{k}", workers, args.memory_limit, env, sampler) as cluster:
+                    with LocalDaskCluster(work / f"cluster-{k}", workers, args.memory_limit, cluster_env, sampler) as cluster:
                         shuffle_dir.mkdir(parents=True, exist_ok=True)
                         sampler.shuffle_dirs.append(shuffle_dir)
                         cmd = [*job, "--runner", "pipelines.dask.runner.DaskRunner", "--dask_scheduler_file",
@@ -343,7 +349,7 @@ def main(argv=None) -> None:
                              f"spilled up to {sampler.max_spill_mb:.0f} MB, shuffle files up to "
                              f"{sampler.max_shuffle_mb:.0f} MB")
                 else:
-                    raise SystemExit(f"--runners: unknown runner {runner!r} (direct, dask, dask_unfused, dask_1worker)")
+                    raise SystemExit(f"--runners: unknown runner {runner!r} (direct, {', '.join(DASK_RUNNERS)})")
                 outputs[runner] = parquet_bytes(out)
                 processes = sorted(sampler.seen.items(), key=lambda item: (item[1]["role"], item[0]))
                 for pid, record in processes:

@@ -30,7 +30,7 @@ from pipelines import wiki_mrc  # noqa: E402
 ROOT = Path(__file__).resolve().parents[3]
 from pipelines.dask import disk_shuffle as dask_disk_shuffle  # noqa: E402
 from pipelines.dask import runner as beam_dask_runner  # noqa: E402
-from pipelines.dask.local_cluster import stop_local_cluster  # noqa: E402
+from pipelines.dask.local_cluster import BATCH_SETTINGS, batch_environment, stop_local_cluster  # noqa: E402
 from conftest import SHARED_DATA  # noqa: E402
 
 EXCERPT = SHARED_DATA / "wikipedia" / "enwiki-excerpt.xml.bz2"
@@ -42,10 +42,11 @@ WORKER_MEMORY_LIMIT = 1_000_000_000
 
 @pytest.fixture(scope="module")
 def dask_cluster(tmp_path_factory):
-    """`dask scheduler` and `dask worker --nworkers 2` as separate processes, stopped afterwards."""
+    """`dask scheduler` and `dask worker --nworkers 2` as separate processes, started with the batch
+    settings (docs/scale_out.md §4), stopped afterwards."""
     tmp = tmp_path_factory.mktemp("dask")
     scheduler_file = tmp / "scheduler.json"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = batch_environment({**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])})
     logs = [open(tmp / "scheduler.log", "wb"), open(tmp / "workers.log", "wb")]
     scheduler = subprocess.Popen(
         [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", "0",
@@ -213,6 +214,19 @@ def test_a_worker_error_fails_the_pipeline_on_the_client(dask_cluster):
     with pytest.raises(ZeroDivisionError):
         result.wait_until_finish()
     assert result.state == PipelineState.FAILED
+
+
+def test_the_cluster_processes_run_with_the_batch_settings(dask_cluster):
+    """The DASK_* variables of batch_environment reach the scheduler and every worker as the config
+    values of BATCH_SETTINGS (a misspelt variable would be ignored without a word)."""
+    def settings():
+        import dask
+        return {key: dask.config.get(key, None) for key in BATCH_SETTINGS}
+
+    with distributed.Client(scheduler_file=str(dask_cluster), timeout=60) as client:
+        seen = [client.run_on_scheduler(settings), *client.run(settings).values()]
+    assert len(seen) == 1 + WORKERS
+    assert all(values == BATCH_SETTINGS for values in seen), seen
 
 
 @pytest.mark.slow
