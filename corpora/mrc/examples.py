@@ -53,8 +53,12 @@ def find_spans(
     if joins_with_space:
         n, first = len(goal), goal[0]
         if bases is not None:
-            return [(i, i + n - 1) for i in range(len(folded) - n + 1)
-                    if all(w == g or g in bases(w) for w, g in zip(folded[i : i + n], goal))]
+            # The first word tested alone first: most positions fail there, without a slice and a
+            # generator each.
+            rest = goal[1:]
+            return [(i, i + n - 1) for i, word in enumerate(folded[: max(0, len(folded) - n + 1)])
+                    if (word == first or first in bases(word))
+                    and all(w == g or g in bases(w) for w, g in zip(folded[i + 1 : i + n], rest))]
         return [(i, i + n - 1) for i in range(len(folded) - n + 1) if folded[i] == first and folded[i : i + n] == goal]
     goal_text = "".join(goal)
     spans = []
