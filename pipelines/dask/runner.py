@@ -42,11 +42,11 @@ against 1,211 / 1,258, 213 CPU-s against 312). Within a partition the groups are
 itself, in the order the keys are first read.
 
 Task order (`--dask_task_order downstream_first`, the default, or `dask`): the graph is optimised as
-dask.bag does and every task gets the priority of its depth in the graph, so that a worker with
+dask.bag does (a fused chain then keeps its last key, without the extra Alias task that dask adds
+to name it) and every task gets the priority of its depth in the graph, so that a worker with
 several ready tasks runs the one furthest downstream first. With dask's own order a worker ran
-ReadPages and ParsePages partitions ahead of their consumers and held the parsed pages meanwhile: at
-64x the English excerpt one worker held up to 25 of 66 parsed partitions (620 MB of results), 4 of
-17 at 16x, so its memory grew with the dump (docs/scale_out.md §4). The order changes no output.
+ReadPages and ParsePages partitions ahead of their consumers and held the parsed pages meanwhile, so
+its memory grew with the dump (docs/scale_out.md §4). The order changes no output.
 
 `--dask_trace_dir DIR` (debug, `pipelines/dask/task_trace.py`): a JSON line per task (stage, partition,
 elements, pickled bytes, the worker's RSS before and after) and `DIR/names.json` (dask key name ->
@@ -80,12 +80,13 @@ from apache_beam.runners.dask.overrides import (
 from apache_beam.runners.dask.transform_evaluator import defenestrate
 from apache_beam.runners.runner import PipelineState
 from apache_beam.transforms.window import GlobalWindows
-from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
+from dask.highlevelgraph import HighLevelGraph
 from pipelines.dask.disk_shuffle import (
     ByKey, FileExport, WrittenExport, result_at, disk_shuffle, key_coder, make_shuffle_dir, new_shuffle_name,
 )
 from pipelines.dask.gc_pause import collection_paused
 from pipelines.dask.stages import FusedStage, Step, is_reify_windows, plan_stages
+from pipelines.dask.task_order import downstream_first
 from pipelines.dask.task_trace import traced
 
 
@@ -333,43 +334,6 @@ class _BagsPerPCollection(PipelineVisitor):
     def sinks(self) -> list:
         """Every PCollection nobody reads and every stage with one: computing them all runs every write, once."""
         return [bag for pcoll, bag in self.bags.items() if not self.readers[pcoll]] + self.stage_sinks
-
-
-def under_their_own_keys(graph: dict) -> dict:
-    """dask's linear fusion gives a fused chain a new key and keeps the chain's last key as an Alias
-    of it: a task of its own, which the scheduler tracks and a worker runs like any other (733 of
-    wiki_mrc's 2,243 tasks at 33 partitions). Here a fused task that only its alias reads takes the
-    alias's key instead."""
-    from dask._task_spec import Alias
-
-    readers = collections.Counter(dependency for node in graph.values() for dependency in node.dependencies)
-    merged = dict(graph)
-    for key, node in graph.items():
-        if isinstance(node, Alias) and readers[node.target] == 1 and not isinstance(graph.get(node.target), (Alias, type(None))):
-            merged[key] = graph[node.target].substitute({}, key=key)
-            del merged[node.target]
-    return merged
-
-
-def downstream_first(bag: db.Bag) -> db.Bag:
-    """`bag` optimised as dask.bag does (cull, fuse linear chains), each task annotated with the
-    priority of its depth in the graph (the longest path from a task without dependencies), so that
-    a worker with several ready tasks runs the one furthest downstream first.
-
-    Without it dask ran a stage's partitions ahead of their consumers (dask.order's ranking): on a
-    2-worker cluster at 64x the excerpt one worker held up to 25 of the 66 parsed partitions (620 MB
-    of pages and article texts in dask's memory) whose consumers had not run, and that count grew
-    with the dump (5 of 17 at 16x); docs/scale_out.md §4. Task order changes nothing in the output:
-    shuffles read their pieces in input order whenever they run."""
-    from dask.core import get_dependencies, toposort
-
-    graph = under_their_own_keys(db.core.optimize(bag.__dask_graph__(), bag.__dask_keys__()))
-    dependencies = {key: get_dependencies(graph, key) for key in graph}
-    depth: dict = {}
-    for key in toposort(graph, dependencies=dependencies):
-        depth[key] = 1 + max((depth[d] for d in dependencies[key]), default=-1)
-    layer = MaterializedLayer(graph, annotations={"priority": depth.__getitem__})
-    return db.Bag(HighLevelGraph({bag.name: layer}, {bag.name: set()}), bag.name, bag.npartitions)
 
 
 def pipeline_collection(pipeline, npartitions: int, shuffle: str = "disk", shuffle_dir: str | None = None,

@@ -30,6 +30,7 @@ from pipelines import wiki_mrc  # noqa: E402
 ROOT = Path(__file__).resolve().parents[3]
 from pipelines.dask import disk_shuffle as dask_disk_shuffle  # noqa: E402
 from pipelines.dask import runner as beam_dask_runner  # noqa: E402
+from pipelines.dask import task_order  # noqa: E402
 from pipelines.dask.local_cluster import BATCH_SETTINGS, batch_environment, stop_local_cluster  # noqa: E402
 from conftest import SHARED_DATA  # noqa: E402
 
@@ -388,7 +389,7 @@ def test_fused_chains_keep_their_last_key_instead_of_an_alias_task(tmp_path):
     numbers = dask.bag.from_sequence(range(40), npartitions=4).map(lambda x: x * 3)
     both = dask.bag.concat([numbers.filter(lambda x: x % 2), numbers.map(lambda x: -x)]).map_partitions(sorted)
     expected = both.compute(scheduler="sync")
-    assert beam_dask_runner.downstream_first(both).compute(scheduler="sync", optimize_graph=False) == expected
+    assert task_order.downstream_first(both).compute(scheduler="sync", optimize_graph=False) == expected
 
 
 def test_a_scheduler_without_the_project_installed_stops_the_job_with_one_line():
