@@ -193,6 +193,7 @@ def make_shuffle_dir(client, root: str | None) -> str:
     """A new folder for this pipeline's shuffle files, checked to be the same folder for every worker."""
     root = root or tempfile.gettempdir()
     try:
+        os.makedirs(root, exist_ok=True)  # as --output is made: a new disk's folder need not exist yet
         directory = tempfile.mkdtemp(prefix="beam-dask-shuffle-", dir=root)
     except OSError as error:
         raise SystemExit(f"error: --dask_shuffle_dir {root}: cannot create a folder there ({error.strerror})") from None

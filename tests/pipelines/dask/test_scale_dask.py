@@ -132,8 +132,7 @@ def test_wiki_mrc_on_dask_cluster_matches_direct_runner_on_real_excerpt(tmp_path
 @pytest.mark.parametrize("shuffle", ["disk", pytest.param("tasks", marks=pytest.mark.slow)])
 def test_wiki_mrc_on_dask_cluster_matches_direct_runner_on_sample(tmp_path, dask_cluster, shuffle):
     """The bundled multistream sample (bad pages included, so dead letters and stats cross the cluster)."""
-    shuffle_dir = tmp_path / "shuffle"
-    shuffle_dir.mkdir()
+    shuffle_dir = tmp_path / "new disk" / "shuffle"  # not there yet: the job makes it
     dask_stats, direct_stats, bundle_workers = run_on_dask_and_direct(
         tmp_path, dask_cluster, SAMPLE, "--streams_per_range", "1",
         dask_args=("--dask_shuffle", shuffle, "--dask_shuffle_dir", str(shuffle_dir)))
@@ -277,6 +276,16 @@ def test_disk_shuffle_stops_with_one_line_when_a_worker_cannot_see_the_folder(tm
     assert list(tmp_path.iterdir()) == [], "the folder it made is removed again"
     seen = dask_disk_shuffle.make_shuffle_dir(type("AllSee", (), {"run": lambda self, f, *a: {"w": f(*a)}})(), str(tmp_path))
     assert Path(seen).parent == tmp_path
+
+
+def test_disk_shuffle_makes_its_folder_or_stops_with_one_line(tmp_path):
+    all_see = type("AllSee", (), {"run": lambda self, f, *a: {"w": f(*a)}})()
+    made = dask_disk_shuffle.make_shuffle_dir(all_see, str(tmp_path / "a" / "b"))
+    assert Path(made).parent == tmp_path / "a" / "b"
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit) as stopped:
+        dask_disk_shuffle.make_shuffle_dir(all_see, str(tmp_path / "file" / "shuffle"))
+    assert "\n" not in str(stopped.value) and "--dask_shuffle_dir" in str(stopped.value)
 
 
 def held_while_one_thread_runs(graph: dict, priority: dict, producer: str) -> int:
