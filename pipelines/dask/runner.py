@@ -37,9 +37,8 @@ one file per input partition, at most 2n+1 tasks per shuffle, neither scheduler 
 data; a fused stage writes what only a shuffle reads into the shuffle's file inside its own task)
 or `tasks` (dask.bag's `groupby(shuffle="tasks")`: ~n log n tasks of in-memory pieces, held by the
 workers and all known to the scheduler; kept for comparison). `disk` is the default because it
-measured better on the same dumps (docs/scale_out.md §4: at 64x the excerpt, workers 859 / 708 MB
-against 1,211 / 1,258, 213 CPU-s against 312). Within a partition the groups are made by the key
-itself, in the order the keys are first read.
+measured better on the same dumps, in memory and in CPU (docs/scale_out.md §4). Within a partition
+the groups are made by the key itself, in the order the keys are first read.
 
 Task order (`--dask_task_order downstream_first`, the default, or `dask`): the graph is optimised as
 dask.bag does (a fused chain then keeps its last key, without the extra Alias task that dask adds
@@ -379,9 +378,8 @@ class DaskRunnerResult(beam_dask.DaskRunnerResult):
 
     def wait_until_finish(self, duration=None) -> str:
         """Waits for the futures, then raises the first one's error, as Beam's does, but without
-        gathering their results: Beam's `as_completed(..., with_results=True)` once waited forever
-        here (slow suite, 2026-11-25) with every task finished on the scheduler and nothing
-        processing, as in dask/distributed#7331."""
+        gathering their results: Beam's `as_completed(..., with_results=True)` can wait forever with
+        every task finished on the scheduler and nothing processing (dask/distributed#7331)."""
         try:
             try:
                 distributed.wait(self.futures, timeout=None if duration is None else duration / 1000)
