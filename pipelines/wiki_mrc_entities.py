@@ -13,13 +13,12 @@ from itertools import accumulate, chain
 from operator import sub
 
 import apache_beam as beam
-import pyarrow as pa
 
 from corpora.seeding import stable_hash
 from corpora.wiki.inflections import is_derived_link
 from corpora.wiki.languages import wiki_language
 from pipelines.beam_outputs import TallyingDoFn, dead_letter, in_global_window
-from pipelines.wiki_mrc_transforms import Article, EntityRequest, Mention, PageInfo, SelectedMention
+from pipelines.wiki_mrc_transforms import SHUFFLE_CODEC, Article, EntityRequest, Mention, PageInfo, SelectedMention
 
 
 # The two entity joins meet pages, links and aliases in buckets of titles, not per title. Beam's cost
@@ -41,7 +40,6 @@ PAGE, MENTIONS, ALIAS, LINKS = 0, 1, 2, 3
 _INT = "q"  # 64 bits: page ids are int64 (corpora/dumps/pages.py: MAX_PAGE_ID), offsets and indexes far less
 _MENTION_NUMBERS = 4
 _GROUP_BYTES_PER_MENTION = array(_INT).itemsize * _MENTION_NUMBERS
-_CODEC = pa.Codec("zstd", 1)  # as the article texts (pipelines/wiki_mrc_transforms.py)
 
 
 def _int_bytes(numbers: list) -> bytes:
@@ -82,14 +80,14 @@ def pack_links(by_title: list) -> tuple:
     for field in range(_MENTION_NUMBERS):
         numbers[field::_MENTION_NUMBERS] = flat[field::5]
     counts = [len(mentions) // 5 for _, mentions in by_title]
-    return titles, _int_bytes(counts), _CODEC.compress(_int_bytes(numbers), asbytes=True), "".join(flat[4::5])
+    return titles, _int_bytes(counts), SHUFFLE_CODEC.compress(_int_bytes(numbers), asbytes=True), "".join(flat[4::5])
 
 
 def unpack_links(value: tuple) -> Iterator[tuple[str, tuple[bytes, str]]]:
     """A LINKS value -> (title, packed group) per title."""
     titles, counts, numbers, texts = value
     counts = _ints(counts)
-    numbers = _CODEC.decompress(numbers, sum(counts) * _GROUP_BYTES_PER_MENTION, asbytes=True)
+    numbers = SHUFFLE_CODEC.decompress(numbers, sum(counts) * _GROUP_BYTES_PER_MENTION, asbytes=True)
     ints = _ints(numbers)
     text_at = [0, *accumulate(map(sub, ints[3::_MENTION_NUMBERS], ints[2::_MENTION_NUMBERS]))]
     at = 0

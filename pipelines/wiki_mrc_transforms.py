@@ -54,8 +54,9 @@ _LEAD_CHARS = 8192
 
 
 # zstd at level 1 through pyarrow (already loaded for Parquet): on article texts it is faster than
-# zlib at level 1 and smaller (benchmarks/README.md).
-_TEXT_CODEC = pa.Codec("zstd", 1)
+# zlib at level 1 and smaller (benchmarks/README.md). What the job compresses to cross a shuffle:
+# article texts here, the links' numbers in pipelines/wiki_mrc_entities.py.
+SHUFFLE_CODEC = pa.Codec("zstd", 1)
 
 
 class StoredText(NamedTuple):
@@ -73,12 +74,12 @@ class StoredText(NamedTuple):
     def of(cls, article: Article) -> "StoredText":
         lead = tuple((s, e) for s, e, _ in article.anchors if s < _LEAD_CHARS)
         encoded = article.text.encode("utf-8")
-        compressed = _TEXT_CODEC.compress(encoded, asbytes=True)
+        compressed = SHUFFLE_CODEC.compress(encoded, asbytes=True)
         return cls(article.page_id, article.title, compressed, len(encoded), article.bold_names, lead)
 
     @property
     def text(self) -> str:
-        return _TEXT_CODEC.decompress(self.compressed_text, self.text_bytes, asbytes=True).decode("utf-8")
+        return SHUFFLE_CODEC.decompress(self.compressed_text, self.text_bytes, asbytes=True).decode("utf-8")
 
 
 class PageInfo(NamedTuple):

@@ -18,7 +18,8 @@ def under_their_own_keys(graph: dict) -> dict:
     readers = collections.Counter(dependency for node in graph.values() for dependency in node.dependencies)
     merged = dict(graph)
     for key, node in graph.items():
-        if isinstance(node, Alias) and readers[node.target] == 1 and not isinstance(graph.get(node.target), (Alias, type(None))):
+        if isinstance(node, Alias) and readers[node.target] == 1 and node.target in graph \
+                and not isinstance(graph[node.target], Alias):
             merged[key] = graph[node.target].substitute({}, key=key)
             del merged[node.target]
     return merged
