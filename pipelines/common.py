@@ -30,7 +30,7 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 from pipelines.dataset_card import job_command, manifest_tables, write_dataset_card
 from pipelines.cli_flags import check_job_argv
 from pipelines import progress
-from pipelines.interrupts import exits_cleanly_on_ctrl_c
+from pipelines.interrupts import exits_cleanly_when_stopped
 from pipelines.input_checks import UsageError
 from pipelines.output_folder import OutputTransaction, disk_problem, input_identity
 
@@ -143,7 +143,7 @@ def _drop_disk_error_traceback(record: logging.LogRecord) -> bool:
     return disk_problem(Exception(record.getMessage()), "") is None
 
 
-@exits_cleanly_on_ctrl_c
+@exits_cleanly_when_stopped
 def run_job(argv, job: str, options_cls, description: str, plan, build, summarise, card=None,
             inputs_of=None) -> pa.Table:
     """The life of every job: parse, validate (`plan` -> inputs and a headline), run, publish, summarise.

@@ -1,4 +1,9 @@
-"""Ctrl-C in a job: one line and exit status 130, not Beam's traceback.
+"""Ctrl-C or SIGTERM in a job: one line and exit status 130 (143), not Beam's traceback, and the
+job's cleanup done.
+
+SIGTERM is what `kill`, a batch scheduler's time limit, `docker stop` and Kubernetes send before
+they kill; Python's default for it ends the process at once, leaving the output's staging folder
+and lock and a Dask run's shuffle files behind. It is taken as Ctrl-C is.
 
 Beam re-raises a KeyboardInterrupt that reaches a DoFn as a RuntimeError naming the step ("...
 [while running 'ReadPages']") after logging its traceback, and on other threads it surfaces as
@@ -23,23 +28,27 @@ import threading
 from pipelines import progress
 
 INTERRUPTED_STATUS = 128 + signal.SIGINT
+TERMINATED_STATUS = 128 + signal.SIGTERM
 MESSAGE = "interrupted: rerun the same command to start again"
+TERMINATED_MESSAGE = "terminated (SIGTERM): rerun the same command to start again"
+_HANDLED = {signal.SIGINT: (INTERRUPTED_STATUS, MESSAGE), signal.SIGTERM: (TERMINATED_STATUS, TERMINATED_MESSAGE)}
 
 
-def exits_cleanly_on_ctrl_c(run):
-    """Wrap a job's entry point: on Ctrl-C print MESSAGE and raise SystemExit(130)."""
+def exits_cleanly_when_stopped(run):
+    """Wrap a job's entry point: on Ctrl-C print MESSAGE and raise SystemExit(130); on SIGTERM print
+    TERMINATED_MESSAGE and raise SystemExit(143)."""
 
     @functools.wraps(run)
     def wrapper(*args, **kwargs):
         if threading.current_thread() is not threading.main_thread():
             return run(*args, **kwargs)  # signals reach the main thread only
-        seen = threading.Event()
+        seen: list[int] = []  # the first signal taken
 
-        def on_sigint(signum, frame):
-            if seen.is_set():
-                _say_interrupted()
-                os._exit(INTERRUPTED_STATUS)
-            seen.set()
+        def on_signal(signum, frame):
+            if seen:
+                _say_interrupted(seen[0])
+                os._exit(_HANDLED[seen[0]][0])
+            seen.append(signum)
             # Beam logs the interrupted step's traceback before it re-raises; nothing after the
             # signal is news to the user.
             logging.disable(logging.CRITICAL)
@@ -49,21 +58,29 @@ def exits_cleanly_on_ctrl_c(run):
             # may print after it has returned, and the process is exiting.
             if not isinstance(sys.stderr, _MainThreadOnly):
                 sys.stderr = _MainThreadOnly(sys.stderr)
+            # The pipeline's threads and Beam's own handling know KeyboardInterrupt; SIGTERM takes
+            # the same way out, and the wrapper tells the two apart by `seen`.
             raise KeyboardInterrupt
 
-        previous, previous_hook = signal.signal(signal.SIGINT, on_sigint), threading.excepthook
+        previous = {signum: signal.signal(signum, on_signal) for signum in _HANDLED}
+        previous_hook = threading.excepthook
         try:
             return run(*args, **kwargs)
         except BaseException as error:
-            if seen.is_set() or isinstance(error, KeyboardInterrupt):
-                _say_interrupted()
-                raise SystemExit(INTERRUPTED_STATUS) from None
+            if seen or isinstance(error, KeyboardInterrupt):
+                taken = seen[0] if seen else signal.SIGINT
+                _say_interrupted(taken)
+                raise SystemExit(_HANDLED[taken][0]) from None
             raise
         finally:
-            signal.signal(signal.SIGINT, previous)
-            if seen.is_set():
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+            if seen:
                 logging.disable(logging.NOTSET)
                 threading.excepthook = previous_hook
+                asyncio_log = logging.getLogger("asyncio")
+                if _abandoned_future not in asyncio_log.filters:
+                    asyncio_log.addFilter(_abandoned_future)
 
     return wrapper
 
@@ -83,10 +100,17 @@ class _MainThreadOnly:
         return getattr(self.stream, name)
 
 
-def _say_interrupted() -> None:
+def _say_interrupted(signum: int) -> None:
     progress.close_all(quiet=True)
     sys.stdout.flush()
-    print(f"\n{MESSAGE}", file=sys.stderr, flush=True)
+    print(f"\n{_HANDLED[signum][1]}", file=sys.stderr, flush=True)
+
+
+def _abandoned_future(record: logging.LogRecord) -> bool:
+    """After an interrupt, asyncio's report of a future whose exception nobody read, logged when it
+    is collected (as the process exits): what an event loop stopped mid-wait leaves, such as a dask
+    client's connection timer (a tornado `Event.wait` timeout), not news to the user."""
+    return not record.getMessage().partition("\n")[0].endswith("exception was never retrieved")
 
 
 def _quiet_thread_exit(args) -> None:

@@ -1,6 +1,7 @@
 """Ctrl-C in a data job: a real job in a real subprocess, interrupted as a terminal does (SIGINT to
 its process group) while its pipeline runs. One line, exit status 130, no traceback, no data left
-where a reader would take it."""
+where a reader would take it. SIGTERM (kill, a batch scheduler's time limit, docker stop) the same,
+with exit status 143."""
 from __future__ import annotations
 
 import os
@@ -14,7 +15,7 @@ import pytest
 
 from conftest import SHARED_DATA
 from corpora.clism.ner_spans import ner_pipeline_available
-from pipelines.interrupts import INTERRUPTED_STATUS, MESSAGE
+from pipelines.interrupts import INTERRUPTED_STATUS, MESSAGE, TERMINATED_MESSAGE, TERMINATED_STATUS
 
 # End-to-end runs of whole jobs and commands: after the default suite (CI runs both).
 pytestmark = pytest.mark.slow
@@ -22,9 +23,11 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 
 
-def interrupt_job(job: str, out: Path, *args: str, after_headline: float = 1.0, timeout: float = 300):
+def interrupt_job(job: str, out: Path, *args: str, after_headline: float = 1.0, timeout: float = 300,
+                  signum: int = signal.SIGINT):
     """Start `python -m pipelines.JOB`, wait for its headline (printed as the pipeline starts), let it
-    run `after_headline` seconds, press Ctrl-C; its exit status, stdout and stderr."""
+    run `after_headline` seconds, press Ctrl-C (or send `signum` to its process group); its exit
+    status, stdout and stderr."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen([sys.executable, "-m", f"pipelines.{job}", "--output", str(out), *args],
                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -33,21 +36,32 @@ def interrupt_job(job: str, out: Path, *args: str, after_headline: float = 1.0, 
     assert headline.startswith(f"{job}: "), headline
     time.sleep(after_headline)
     assert proc.poll() is None, "the job ended before it could be interrupted"
-    os.killpg(proc.pid, signal.SIGINT)
+    os.killpg(proc.pid, signum)
     stdout, stderr = proc.communicate(timeout=timeout)
     return proc.returncode, headline + stdout, stderr
 
 
-def assert_interrupted_cleanly(rc: int, stderr: str, out: Path) -> None:
-    assert rc == INTERRUPTED_STATUS == 130
-    assert [line for line in stderr.splitlines() if line.strip()] == [MESSAGE], stderr
+def assert_interrupted_cleanly(rc: int, stderr: str, out: Path, status: int = INTERRUPTED_STATUS,
+                               message: str = MESSAGE) -> None:
+    assert rc == status
+    assert [line for line in stderr.splitlines() if line.strip()] == [message], stderr
     assert not list(out.rglob("*.parquet")), "a shard of the interrupted run is where readers look"
+    left = sorted(p.name for p in out.parent.iterdir() if p.name.startswith(f".{out.name}"))
+    assert left == [], f"the output's staging folder or lock was left: {left}"
 
 
 def test_wiki_mrc_interrupted_while_running(tmp_path):
     out = tmp_path / "mrc"
     rc, stdout, stderr = interrupt_job("wiki_mrc", out, "--no_progress")
     assert_interrupted_cleanly(rc, stderr, out)
+
+
+def test_wiki_mrc_terminated_while_running(tmp_path):
+    """SIGTERM: the job's cleanup runs as for Ctrl-C, where Python's default would end it at once."""
+    out = tmp_path / "mrc"
+    rc, _, stderr = interrupt_job("wiki_mrc", out, "--no_progress", signum=signal.SIGTERM)
+    assert_interrupted_cleanly(rc, stderr, out, TERMINATED_STATUS, TERMINATED_MESSAGE)
+    assert (INTERRUPTED_STATUS, TERMINATED_STATUS) == (130, 143)
 
 
 def test_wiki_mrc_interrupted_with_threads(tmp_path):

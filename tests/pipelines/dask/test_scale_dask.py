@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -25,7 +26,7 @@ import pytest
 distributed = pytest.importorskip("distributed", reason="needs the scale extra: pip install -e '.[scale]'")
 
 from corpora.dumps.multistream import split_dump_pages, write_multistream  # noqa: E402
-from pipelines import wiki_mrc  # noqa: E402
+from pipelines import interrupts, wiki_mrc  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 from pipelines.dask import disk_shuffle as dask_disk_shuffle  # noqa: E402
@@ -186,6 +187,47 @@ def test_wiki_mrc_on_memory_limited_dask_cluster_matches_direct_runner_on_4x_exc
     assert any(name.startswith("data/train-") for name in direct_files)
     assert dask_files == direct_files
     assert len(bundle_workers) == WORKERS
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not EXCERPT.exists(), reason="../shared/data is not beside this checkout")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stopped_dask_run_leaves_no_output_and_no_shuffle_files(tmp_path, dask_cluster, signum):
+    """SIGTERM (kill, a batch scheduler's time limit) or Ctrl-C while the workers write shuffle files:
+    the job says one line, and neither its output, its staging folder and lock, nor its shuffle files
+    are left, also once the tasks that were running when it stopped have ended."""
+    dump, _, _ = load_memory_benchmark().build_multistream_dump(EXCERPT, 4, tmp_path)
+    out, shuffle_root = tmp_path / "mrc", tmp_path / "shuffle"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipelines.wiki_mrc", "--runner", "pipelines.dask.runner.DaskRunner",
+         "--dask_scheduler_file", str(dask_cluster), "--dask_shuffle_dir", str(shuffle_root), "--no_progress",
+         "--output", str(out), "--dump", f"en={dump}", "--streams_per_range", "1", "--dask_npartitions", "8"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.time() + 240
+        while not list(shuffle_root.glob("*/shuffle-*")):
+            assert proc.poll() is None, f"the job ended before it wrote a shuffle file: {proc.communicate()}"
+            assert time.time() < deadline, "no shuffle file after 240 s"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signum)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    status, message = ((interrupts.TERMINATED_STATUS, interrupts.TERMINATED_MESSAGE) if signum == signal.SIGTERM
+                       else (interrupts.INTERRUPTED_STATUS, interrupts.MESSAGE))
+    assert proc.returncode == status, stderr
+    assert [line for line in stderr.splitlines() if line.strip()] == [message], stderr
+    with distributed.Client(scheduler_file=str(dask_cluster)) as client:
+        # A task running at the signal runs to its end on its worker (the scheduler has forgotten it).
+        deadline = time.time() + 60
+        while any(client.run(lambda dask_worker: dask_worker.state.executing_count).values()):
+            assert time.time() < deadline, "the workers still run the stopped job's tasks after 60 s"
+            time.sleep(0.2)
+    assert list(shuffle_root.iterdir()) == [], "the run's shuffle files are removed"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".mrc")) == [], "staging or lock left"
+    assert not out.exists()
 
 
 KEYS = ["Paris", "paris", "Île-de-France", b"bytes key", ("en", "Paris"), ("de", 3), 7, -1, "", "x" * 300]
