@@ -6,6 +6,7 @@ from __future__ import annotations
 import heapq
 import sys
 import zlib
+from zlib import crc32
 from array import array
 from collections import Counter
 from collections.abc import Iterator
@@ -74,12 +75,12 @@ def pack_links(by_title: list) -> tuple:
     the titles, each title's mention count, and all the mentions' numbers and texts in title order
     (cut with slices, which copy in C: no Python step per mention). The numbers are compressed: the
     first join holds every link of the dump until it runs, and they are most of a link's bytes."""
-    titles = tuple(title for title, _ in by_title)
-    flat = list(chain.from_iterable(mentions for _, mentions in by_title))
+    titles, groups = zip(*by_title)
+    flat = list(chain.from_iterable(groups))
     numbers = [0] * (len(flat) // 5 * _MENTION_NUMBERS)
     for field in range(_MENTION_NUMBERS):
         numbers[field::_MENTION_NUMBERS] = flat[field::5]
-    counts = [len(mentions) // 5 for _, mentions in by_title]
+    counts = [n // 5 for n in map(len, groups)]
     return titles, _int_bytes(counts), SHUFFLE_CODEC.compress(_int_bytes(numbers), asbytes=True), "".join(flat[4::5])
 
 
@@ -180,8 +181,13 @@ class LinksByTargetFn(beam.DoFn):
         out = []
         for lang, by_target in by_lang.items():
             buckets: dict[int, list] = {}
-            for target, mentions in by_target.items():
-                buckets.setdefault(title_bucket(lang, target)[1], []).append((target, mentions))
+            for item in by_target.items():
+                bucket = crc32(item[0].encode("utf-8")) % TITLE_BUCKETS  # title_bucket's, without a call per title
+                items = buckets.get(bucket)
+                if items is None:
+                    buckets[bucket] = [item]
+                else:
+                    items.append(item)
             out.extend(((lang, bucket), (LINKS, pack_links(items))) for bucket, items in buckets.items())
         return out
 

@@ -272,7 +272,14 @@ class WikiLanguage:
         return re.compile("(?:__|＿＿)(?:%s)(?:__|＿＿)" % "|".join(alternatives), re.IGNORECASE)
 
     def has_disambiguation_switch(self, text: str) -> bool:
-        return "__" in text and any(word in text for word in self.disambiguation_magic_words)
+        return self._disambiguation_switch_re.search(text) is not None
+
+    @cached_property
+    def _disambiguation_switch_re(self) -> re.Pattern:
+        """The magic words as one pattern: one scan of the text, not one per word (they all open
+        with "__", which `re` skips to); a pattern that never matches when there are none."""
+        words = sorted(self.disambiguation_magic_words, key=len, reverse=True)
+        return re.compile("|".join(map(re.escape, words)) if words else "(?!)")
 
     def is_tail_section(self, heading: str) -> bool:
         key = " ".join(heading.strip(" :.").lower().split())

@@ -117,7 +117,7 @@ def parse_wikitext(wikitext: str, lang: str | WikiLanguage, title: str = "") -> 
     is_disambiguation = has_disambiguation_template(text, language)
     text = drop_templates_and_tables(text, language.code)
     text = split_definition_terms(text)
-    if "-{" in text and language.code in CONVERTER_LANGS:
+    if language.code in CONVERTER_LANGS and "-{" in text:
         text = convert_language_variants(text)
     text, targets = _render_internal_links_pass(text, language)
     if "[" in text:

@@ -56,7 +56,7 @@ def tidy(text: str, language: WikiLanguage) -> str:
             lines = [line for line in lines if "|" not in line and NOWIKI_PIPE not in line]
     if "•" in text:
         lines = [line for line in lines if not _is_separated(line, "•")]
-    if "= =" in text or "==" in text:
+    if "=" in text and ("==" in text or "= =" in text):  # one character: found at memchr speed
         lines = [line for line in lines if line.startswith(HEADING) or not _HEADING_REMNANT_RE.search(line)]
     if HEADING in text:
         lines = _without_headings(lines, language)

@@ -370,6 +370,10 @@ def test_language_conversion_markup_in_zh():
         ("en", "{{Disambiguation_cleanup|date=May 2020}}"),
         ("en", "{{Template:Disambiguation}}"),
         ("en", "__DISAMBIG__"),
+        ("de", "__BEGRIFFSKLÄRUNG__"),  # the local magic words, matched in one scan with the default's
+        ("ja", "Text __曖昧さ回避__"),
+        ("vi", "__ĐỊNH_HƯỚNG__"),
+        ("vi", "__DISAMBIG__"),
         ("zh", "{{消歧义}}"),
         ("zh", "{{消歧義}}"),
         ("zh", "{{Disambig}}"),

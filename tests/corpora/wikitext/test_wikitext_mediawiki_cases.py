@@ -37,6 +37,7 @@ def test_only_behaviour_switches_are_dropped():
     text = "Python's __init__ and __name__. __NOTOC__ __DISAMBIG__ __notoc__ done"
     assert parse_wikitext(text, "en").text == "Python's __init__ and __name__. done"
     assert parse_wikitext("本文＿＿目次強制＿＿です。", "ja").text == "本文です。"
+    assert not parse_wikitext("Python's __init__. __NOTOC__ __DISAMBIGUATION __disambig__", "en").is_disambiguation
 
 
 def test_definition_term_and_text_are_two_lines():
