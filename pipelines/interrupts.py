@@ -24,6 +24,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 from pipelines import progress
 
@@ -58,6 +59,9 @@ def exits_cleanly_when_stopped(run):
             # may print after it has returned, and the process is exiting.
             if not isinstance(sys.stderr, _MainThreadOnly):
                 sys.stderr = _MainThreadOnly(sys.stderr)
+            # Before Beam's own cleanup, which waits for its worker processes to end and, when they
+            # were not signalled too, waits forever.
+            stop_sdk_workers(wait_seconds=0)
             # The pipeline's threads and Beam's own handling know KeyboardInterrupt; SIGTERM takes
             # the same way out, and the wrapper tells the two apart by `seen`.
             raise KeyboardInterrupt
@@ -69,6 +73,7 @@ def exits_cleanly_when_stopped(run):
         except BaseException as error:
             if seen or isinstance(error, KeyboardInterrupt):
                 taken = seen[0] if seen else signal.SIGINT
+                stop_sdk_workers()
                 _say_interrupted(taken)
                 raise SystemExit(_HANDLED[taken][0]) from None
             raise
@@ -78,9 +83,10 @@ def exits_cleanly_when_stopped(run):
             if seen:
                 logging.disable(logging.NOTSET)
                 threading.excepthook = previous_hook
-                asyncio_log = logging.getLogger("asyncio")
-                if _abandoned_future not in asyncio_log.filters:
-                    asyncio_log.addFilter(_abandoned_future)
+                for name, news_to_nobody in _AFTER_AN_INTERRUPT.items():
+                    log = logging.getLogger(name)
+                    if news_to_nobody not in log.filters:
+                        log.addFilter(news_to_nobody)
 
     return wrapper
 
@@ -106,11 +112,84 @@ def _say_interrupted(signum: int) -> None:
     print(f"\n{_HANDLED[signum][1]}", file=sys.stderr, flush=True)
 
 
+# How Beam starts a worker process under --direct_running_mode multi_processing (through `sh -c`).
+SDK_WORKER_COMMAND = "apache_beam.runners.worker.sdk_worker_main"
+WORKER_STOP_SECONDS = 5.0
+
+
+def stop_sdk_workers(wait_seconds: float = WORKER_STOP_SECONDS) -> list[int]:
+    """End the Beam worker processes this process started that are still running, waiting up to
+    `wait_seconds` for them to go; their ids.
+
+    A terminal's Ctrl-C reaches the whole process group, Beam's workers included; `kill PID`, `docker
+    stop` and a scheduler's time limit reach only the job. Beam's cleanup then waits for workers that
+    do not end (the job hangs), and stops a worker by killing the shell it started it with, so a
+    worker that does end its wait outlives the job (reparented, idle, holding its memory). Linux
+    only (/proc); elsewhere nothing is done."""
+    stopped = []
+    for pid in _descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if SDK_WORKER_COMMAND.encode() not in f.read():
+                    continue
+            os.kill(pid, signal.SIGKILL)  # a worker holds nothing to save; SIGTERM let gRPC print as it went
+            stopped.append(pid)
+        except OSError:  # ended meanwhile
+            continue
+    deadline = time.monotonic() + wait_seconds
+    while time.monotonic() < deadline and any(map(_running, stopped)):
+        time.sleep(0.05)
+    return stopped
+
+
+def _running(pid: int) -> bool:
+    """Not ended, and not a zombie that only waits for its parent to read its status."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                parent = int(f.read().rsplit(b")", 1)[1].split()[1])  # the name, in brackets, may hold spaces
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
 def _abandoned_future(record: logging.LogRecord) -> bool:
     """After an interrupt, asyncio's report of a future whose exception nobody read, logged when it
     is collected (as the process exits): what an event loop stopped mid-wait leaves, such as a dask
     client's connection timer (a tornado `Event.wait` timeout), not news to the user."""
     return not record.getMessage().partition("\n")[0].endswith("exception was never retrieved")
+
+
+def _lost_worker_stream(record: logging.LogRecord) -> bool:
+    """After an interrupt, the data plane's report that a worker process stream broke: the workers
+    stop_sdk_workers ended."""
+    return not record.getMessage().startswith("Failed to read inputs in the data plane")
+
+
+# Logger -> filter, added once a signal was taken: what the stop itself causes, reported afterwards
+# from other threads.
+_AFTER_AN_INTERRUPT = {"asyncio": _abandoned_future, "apache_beam.runners.worker.data_plane": _lost_worker_stream}
 
 
 def _quiet_thread_exit(args) -> None:

@@ -8,12 +8,16 @@ import gc
 import logging
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
 import pytest
 
 from pipelines import interrupts
+
+linux_proc = pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="stop_sdk_workers reads /proc (Linux)")
 
 
 def stopped_job(signum: int, cleaned: list):
@@ -62,3 +66,34 @@ def test_abandoned_futures_of_a_stopped_event_loop_are_not_reported(caplog, caps
     finally:
         loop.close()
     assert [r.getMessage() for r in caplog.records] == ["something else the loop says"]
+
+
+@linux_proc
+def test_beam_worker_processes_left_by_an_interrupt_are_ended():
+    """Beam starts a multi_processing worker through `sh -c` and stops it by killing the shell; the
+    job ends what is left of them, and nothing else it started."""
+    script = "import time; time.sleep(60)"
+    worker = subprocess.Popen(f"{sys.executable} -c '{script}' {interrupts.SDK_WORKER_COMMAND}", shell=True)
+    other = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 10
+        while len([p for p in interrupts._descendants(os.getpid()) if is_sdk_worker(p)]) < 2:
+            assert time.monotonic() < deadline, "the shell and its worker did not start"
+            time.sleep(0.02)
+        stopped = interrupts.stop_sdk_workers()
+        assert worker.pid in stopped and len(stopped) == 2  # the shell and the Python worker under it
+        assert worker.wait(timeout=5) == -signal.SIGKILL
+        assert not any(os.path.exists(f"/proc/{pid}") and is_sdk_worker(pid) for pid in stopped)
+        assert other.poll() is None, "a process of the job that is not a Beam worker was ended"
+    finally:
+        for process in (worker, other):
+            process.kill()
+            process.wait()
+
+
+def is_sdk_worker(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return interrupts.SDK_WORKER_COMMAND.encode() in f.read()
+    except OSError:
+        return False

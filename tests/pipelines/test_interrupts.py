@@ -15,6 +15,7 @@ import pytest
 
 from conftest import SHARED_DATA
 from corpora.clism.ner_spans import ner_pipeline_available
+from pipelines import interrupts
 from pipelines.interrupts import INTERRUPTED_STATUS, MESSAGE, TERMINATED_MESSAGE, TERMINATED_STATUS
 
 # End-to-end runs of whole jobs and commands: after the default suite (CI runs both).
@@ -110,3 +111,43 @@ def test_the_same_command_runs_after_an_interrupt(tmp_path):
                           cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert list((out / "data").glob("train-*.parquet"))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc (Linux)")
+def test_a_job_stopped_alone_ends_its_beam_worker_processes(tmp_path):
+    """`kill PID` or `docker stop` signal the job's process, not its group: Beam's worker processes
+    under multi_processing get no signal of their own, and one busy with a bundle outlived the job
+    (idle, holding its memory) until the job ended them."""
+    out = tmp_path / "mrc"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    dump = SHARED_DATA / "wikipedia" / "enwiki-excerpt.xml.bz2"
+    args = ["--dump", f"en={dump}"] if dump.exists() else []
+    proc = subprocess.Popen([sys.executable, "-m", "pipelines.wiki_mrc", "--output", str(out), "--no_progress",
+                             "--direct_running_mode", "multi_processing", "--direct_num_workers", "2", *args],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (workers := [p for p in interrupts._descendants(proc.pid) if is_sdk_worker(p)]):
+            assert proc.poll() is None and time.monotonic() < deadline, "no Beam worker process started"
+            time.sleep(0.05)
+        time.sleep(1.0)  # the workers take their first bundles
+        assert proc.poll() is None, "the job ended before it could be stopped"
+        os.kill(proc.pid, signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == TERMINATED_STATUS, stderr
+    # Beam's workers may print their own lines first (docs/scale_out.md); the job's is the last.
+    assert [line for line in stderr.splitlines() if line.strip()][-1] == TERMINATED_MESSAGE, stderr
+    assert not [pid for pid in workers if interrupts._running(pid) and is_sdk_worker(pid)], "a Beam worker outlived the job"
+    assert not list(out.rglob("*.parquet"))
+
+
+def is_sdk_worker(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return interrupts.SDK_WORKER_COMMAND.encode() in f.read()
+    except OSError:
+        return False
