@@ -127,22 +127,28 @@ def stop_sdk_workers(wait_seconds: float = WORKER_STOP_SECONDS) -> list[int]:
     worker that does end its wait outlives the job (reparented, idle, holding its memory). Linux
     only (/proc); elsewhere nothing is done."""
     stopped = []
-    for pid in _descendants(os.getpid()):
+    for pid in filter(is_sdk_worker, descendants(os.getpid())):
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if SDK_WORKER_COMMAND.encode() not in f.read():
-                    continue
             os.kill(pid, signal.SIGKILL)  # a worker holds nothing to save; SIGTERM let gRPC print as it went
             stopped.append(pid)
         except OSError:  # ended meanwhile
             continue
     deadline = time.monotonic() + wait_seconds
-    while time.monotonic() < deadline and any(map(_running, stopped)):
+    while time.monotonic() < deadline and any(map(is_running, stopped)):
         time.sleep(0.05)
     return stopped
 
 
-def _running(pid: int) -> bool:
+def is_sdk_worker(pid: int) -> bool:
+    """Process `pid` is a Beam worker process, or the shell Beam started one with."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return SDK_WORKER_COMMAND.encode() in f.read()
+    except OSError:
+        return False
+
+
+def is_running(pid: int) -> bool:
     """Not ended, and not a zombie that only waits for its parent to read its status."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
@@ -151,7 +157,8 @@ def _running(pid: int) -> bool:
         return False
 
 
-def _descendants(root: int) -> list[int]:
+def descendants(root: int) -> list[int]:
+    """The processes under `root`, children first (/proc)."""
     children: dict[int, list[int]] = {}
     try:
         entries = os.listdir("/proc")

@@ -77,23 +77,16 @@ def test_beam_worker_processes_left_by_an_interrupt_are_ended():
     other = subprocess.Popen([sys.executable, "-c", script])
     try:
         deadline = time.monotonic() + 10
-        while len([p for p in interrupts._descendants(os.getpid()) if is_sdk_worker(p)]) < 2:
+        while len([p for p in interrupts.descendants(os.getpid()) if interrupts.is_sdk_worker(p)]) < 2:
             assert time.monotonic() < deadline, "the shell and its worker did not start"
             time.sleep(0.02)
         stopped = interrupts.stop_sdk_workers()
         assert worker.pid in stopped and len(stopped) == 2  # the shell and the Python worker under it
         assert worker.wait(timeout=5) == -signal.SIGKILL
-        assert not any(os.path.exists(f"/proc/{pid}") and is_sdk_worker(pid) for pid in stopped)
+        assert not any(os.path.exists(f"/proc/{pid}") and interrupts.is_sdk_worker(pid) for pid in stopped)
         assert other.poll() is None, "a process of the job that is not a Beam worker was ended"
     finally:
         for process in (worker, other):
             process.kill()
             process.wait()
 
-
-def is_sdk_worker(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return interrupts.SDK_WORKER_COMMAND.encode() in f.read()
-    except OSError:
-        return False

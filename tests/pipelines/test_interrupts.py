@@ -128,7 +128,7 @@ def test_a_job_stopped_alone_ends_its_beam_worker_processes(tmp_path):
                             start_new_session=True)
     try:
         deadline = time.monotonic() + 120
-        while not (workers := [p for p in interrupts._descendants(proc.pid) if is_sdk_worker(p)]):
+        while not (workers := [p for p in interrupts.descendants(proc.pid) if interrupts.is_sdk_worker(p)]):
             assert proc.poll() is None and time.monotonic() < deadline, "no Beam worker process started"
             time.sleep(0.05)
         time.sleep(1.0)  # the workers take their first bundles
@@ -141,13 +141,6 @@ def test_a_job_stopped_alone_ends_its_beam_worker_processes(tmp_path):
     assert proc.returncode == TERMINATED_STATUS, stderr
     # Beam's workers may print their own lines first (docs/scale_out.md); the job's is the last.
     assert [line for line in stderr.splitlines() if line.strip()][-1] == TERMINATED_MESSAGE, stderr
-    assert not [pid for pid in workers if interrupts._running(pid) and is_sdk_worker(pid)], "a Beam worker outlived the job"
+    assert not [pid for pid in workers if interrupts.is_running(pid) and interrupts.is_sdk_worker(pid)], "a Beam worker outlived the job"
     assert not list(out.rglob("*.parquet"))
 
-
-def is_sdk_worker(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return interrupts.SDK_WORKER_COMMAND.encode() in f.read()
-    except OSError:
-        return False
