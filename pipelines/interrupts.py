@@ -158,7 +158,7 @@ def is_running(pid: int) -> bool:
 
 
 def descendants(root: int) -> list[int]:
-    """The processes under `root`, children first (/proc)."""
+    """The processes under `root` (/proc), each listed after its parent."""
     children: dict[int, list[int]] = {}
     try:
         entries = os.listdir("/proc")
