@@ -83,7 +83,7 @@ def test_beam_worker_processes_left_by_an_interrupt_are_ended():
         stopped = interrupts.stop_sdk_workers()
         assert worker.pid in stopped and len(stopped) == 2  # the shell and the Python worker under it
         assert worker.wait(timeout=5) == -signal.SIGKILL
-        assert not any(os.path.exists(f"/proc/{pid}") and interrupts.is_sdk_worker(pid) for pid in stopped)
+        assert not any(interrupts.is_running(pid) and interrupts.is_sdk_worker(pid) for pid in stopped)
         assert other.poll() is None, "a process of the job that is not a Beam worker was ended"
     finally:
         for process in (worker, other):
