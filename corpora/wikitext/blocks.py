@@ -20,6 +20,7 @@ _OPAQUE_TAGS = (
     "maplink|templatedata|templatestyles|imagemap|hiero|inputbox|categorytree|charinsert|indicator|"
     "includeonly|section|dynamicpagelist|rss|nowiki"
 )
+OPAQUE_TAG_NAMES = frozenset(_OPAQUE_TAGS.split("|"))
 
 
 
@@ -38,17 +39,20 @@ def _close_tag_re(name: str) -> re.Pattern:
 
 def drop_comments_and_extension_tags(text: str) -> tuple[str, bool]:
     """Remove comments and opaque extension tags in one left-to-right scan (the first opener wins, as
-    in MediaWiki: a comment inside <ref> is part of the ref, a <ref> inside a comment is comment)."""
+    in MediaWiki: a comment inside <ref> is part of the ref, a <ref> inside a comment is comment).
+    corpora/wikitext/compiled_passes.pyx has a twin."""
     if "<" not in text:
         return text, False
     pieces: list[str] = []
     pos = 0
     had_nowiki = False
-    for start, end, replacement in _iter_opaque(text):
+    for start, open_end, content_end, end, name in _opaque_spans(text):
         append_after_cut(pieces, text[pos:start])
-        if replacement:
-            pieces.append(replacement)
-            had_nowiki = True
+        if name == "math" or name == "nowiki":
+            replacement = shown_opaque_content(text, start, open_end, content_end, end, name)
+            if replacement:
+                pieces.append(replacement)
+                had_nowiki = True
         pos = end
     if pos == 0:
         return text, False
@@ -59,8 +63,10 @@ def drop_comments_and_extension_tags(text: str) -> tuple[str, bool]:
 _NOWIKI_QUOTE_RE = re.compile(r"(?<!')''(?!')")
 
 
-def _iter_opaque(text: str):
-    """Yield (start, end, replacement) for each comment/extension tag, in text order."""
+def _opaque_spans(text: str):
+    """(start, opener's end, content's end, end, lower-case tag name) of each comment ("" its name) and
+    extension tag, in text order. A self-closed or unclosed tag has no content: its content ends
+    where its opener does."""
     unclosed: set[str] = set()  # tag names with no closer left: their later openers need no search
     search_from = 0
     while True:
@@ -72,7 +78,7 @@ def _iter_opaque(text: str):
         if name is None:  # "<!--": an unclosed comment runs to the end, as in MediaWiki
             close = text.find("-->", open_end)
             end = len(text) if close < 0 else close + 3
-            yield start, end, ""
+            yield start, open_end, open_end, end, ""
             search_from = end
             continue
         name = name.lower()
@@ -83,31 +89,37 @@ def _iter_opaque(text: str):
                 unclosed.add(name)  # the opener is dropped alone; the text after it is kept
             else:
                 content_end, end = close.span()
-        replacement = ""
-        if name == "math" and content_end > open_end and _is_inline(text, start, end, match.group(0)):
-            tex = decode_entities(text[open_end:content_end])
-            shown = tex_to_text(tex)
-            if shown:  # a formula in a sentence is part of it (corpora/wikitext/tex_text.py); shown, not parsed
-                replacement = NOWIKI_EDGE + shown.translate(NOWIKI_PROTECT) + NOWIKI_EDGE
-                # "<math>~n~</math>photon": a tie at an edge keeps the formula apart from a word
-                if tex.rstrip().endswith("~") and text[end : end + 1].isalnum():
-                    replacement += " "
-                if tex.lstrip().startswith("~") and text[start - 1 : start].isalnum():
-                    replacement = " " + replacement
-        elif name == "nowiki":
-            # Content kept literally; the edges also stop a link trail ("[[bus]]<nowiki/>es").
-            content = text[open_end:content_end]
-            if "''" in content:
-                # "<nowiki>''</nowiki>Thriller<nowiki>''</nowiki>", "<nowiki>''Μακεδονία''</nowiki>":
-                # two apostrophes typed as a quotation mark, escaped so they do not italicise; they
-                # read as one.
-                content = _NOWIKI_QUOTE_RE.sub('"', content)
-            if "&" in content:  # "<nowiki>&lt;br&gt;</nowiki>" shows "<br>": entities are decoded
-                content = decode_entities(content)  # before the protection hides their ";"
-            content = content.translate(NOWIKI_PROTECT)
-            replacement = NOWIKI_EDGE + content + NOWIKI_EDGE
-        yield start, end, replacement
+        yield start, open_end, content_end, end, name
         search_from = end
+
+
+def shown_opaque_content(text: str, start: int, open_end: int, content_end: int, end: int, name: str) -> str:
+    """What an extension tag whose content shows leaves in the text: a <math> formula inside a
+    sentence as its words, <nowiki>'s content literally; "" for anything else."""
+    replacement = ""
+    if name == "math" and content_end > open_end and _is_inline(text, start, end, text[start:open_end]):
+        tex = decode_entities(text[open_end:content_end])
+        shown = tex_to_text(tex)
+        if shown:  # a formula in a sentence is part of it (corpora/wikitext/tex_text.py); shown, not parsed
+            replacement = NOWIKI_EDGE + shown.translate(NOWIKI_PROTECT) + NOWIKI_EDGE
+            # "<math>~n~</math>photon": a tie at an edge keeps the formula apart from a word
+            if tex.rstrip().endswith("~") and text[end : end + 1].isalnum():
+                replacement += " "
+            if tex.lstrip().startswith("~") and text[start - 1 : start].isalnum():
+                replacement = " " + replacement
+    elif name == "nowiki":
+        # Content kept literally; the edges also stop a link trail ("[[bus]]<nowiki/>es").
+        content = text[open_end:content_end]
+        if "''" in content:
+            # "<nowiki>''</nowiki>Thriller<nowiki>''</nowiki>", "<nowiki>''Μακεδονία''</nowiki>":
+            # two apostrophes typed as a quotation mark, escaped so they do not italicise; they
+            # read as one.
+            content = _NOWIKI_QUOTE_RE.sub('"', content)
+        if "&" in content:  # "<nowiki>&lt;br&gt;</nowiki>" shows "<br>": entities are decoded
+            content = decode_entities(content)  # before the protection hides their ";"
+        content = content.translate(NOWIKI_PROTECT)
+        replacement = NOWIKI_EDGE + content + NOWIKI_EDGE
+    return replacement
 
 
 def _is_inline(text: str, start: int, end: int, opener: str) -> bool:

@@ -24,8 +24,12 @@ from cpython.unicode cimport (
     PyUnicode_WRITE,
 )
 
+cdef extern from "Python.h":
+    # The index of `ch` in text[start:end] (-1 if absent), found at memchr speed.
+    Py_ssize_t PyUnicode_FindChar(object text, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
+
 from corpora.titles import upper_first
-from corpora.wikitext.markers import Anchor, append_after_cut
+from corpora.wikitext.markers import REPAIRED_AFTER, Anchor, append_after_cut
 
 _new_tuple = tuple.__new__  # Anchor(...) without the Python-level __new__ of a NamedTuple
 
@@ -33,6 +37,158 @@ _new_tuple = tuple.__new__  # Anchor(...) without the Python-level __new__ of a 
 def _python_plain_text_and_anchors(text, targets):
     from corpora.wikitext.parse import plain_text_and_anchors
     return plain_text_and_anchors(text, targets)
+
+
+# ── 1. comments and extension tags: corpora/wikitext/blocks.py drop_comments_and_extension_tags ──
+
+
+# Read from corpora/wikitext/blocks.py at the first call, since blocks imports this module.
+cdef object _opaque_tag_names = None
+cdef object _shown_opaque_content = None
+cdef Py_ssize_t _LONGEST_TAG_NAME = 0
+
+
+def _python_drop_comments_and_extension_tags(text):
+    from corpora.wikitext.blocks import drop_comments_and_extension_tags
+    return drop_comments_and_extension_tags(text)
+
+
+cdef inline Py_UCS4 _ascii_letter_matched(Py_UCS4 c) noexcept:
+    """The lower-case ASCII letter that `c` matches under re.IGNORECASE, or 0: the letters themselves,
+    and "İ", "ı" (i), "ſ" (s) and the Kelvin sign (k)."""
+    if u'a' <= c <= u'z':
+        return c
+    if u'A' <= c <= u'Z':
+        return <Py_UCS4>(<unsigned int>c + 32)
+    if c == 0x130 or c == 0x131:
+        return u'i'
+    if c == 0x17f:
+        return u's'
+    if c == 0x212a:
+        return u'k'
+    return 0
+
+
+cdef Py_ssize_t _tag_closer(str text, int kind, void* data, Py_ssize_t n, Py_ssize_t i, str name,
+                            Py_ssize_t* close_end) except -2:
+    """_close_tag_re(name).search from i: the start of the first "</name\s*>" (any case), or -1."""
+    cdef Py_ssize_t length = len(name), j, k
+    cdef Py_UCS4 first = name[0]
+    while i + length + 2 < n:
+        i = PyUnicode_FindChar(text, u'<', i, n - length - 2, 1)
+        if i < 0:
+            return -1
+        if PyUnicode_READ(kind, data, i + 1) == u'/' and (
+                _ascii_letter_matched(PyUnicode_READ(kind, data, i + 2)) == first):
+            for k in range(1, length):
+                if _ascii_letter_matched(PyUnicode_READ(kind, data, i + 2 + k)) != <Py_UCS4>name[k]:
+                    break
+            else:
+                j = i + 2 + length
+                while j < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j)):
+                    j += 1
+                if j < n and PyUnicode_READ(kind, data, j) == u'>':
+                    close_end[0] = j + 1
+                    return i
+        i += 1
+    return -1
+
+
+cdef inline _append_after_cut(list pieces, str piece):
+    """append_after_cut, without a Python call where it only appends."""
+    if not piece:
+        return
+    if not pieces or (<str>pieces[len(pieces) - 1])[-1:] not in REPAIRED_AFTER:
+        pieces.append(piece)
+    else:
+        append_after_cut(pieces, piece)
+
+
+def drop_comments_and_extension_tags(str text):
+    """_OPAQUE_OPEN_RE's openers and each tag's closer found by hand; the pieces between them joined
+    with the same repairs (append_after_cut), and the content a <math> or <nowiki> shows given by the
+    Python function that decides it. A tag name written with a non-ASCII letter that matches an
+    ASCII one ("<ſection>") is left to the Python function."""
+    global _opaque_tag_names, _shown_opaque_content, _LONGEST_TAG_NAME
+    if u"<" not in text:
+        return text, False
+    if _opaque_tag_names is None:
+        from corpora.wikitext.blocks import OPAQUE_TAG_NAMES, shown_opaque_content
+        _opaque_tag_names, _shown_opaque_content = OPAQUE_TAG_NAMES, shown_opaque_content
+        _LONGEST_TAG_NAME = max(map(len, OPAQUE_TAG_NAMES))
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0, j, start, open_end, content_end, end, pos = 0, close_end
+    cdef Py_UCS4 c, letter
+    cdef bint non_ascii, had_nowiki = False
+    cdef Py_UCS4 name_chars[32]
+    pieces = []
+    unclosed = None
+    while i < n:
+        i = PyUnicode_FindChar(text, u'<', i, n, 1)
+        if i < 0:
+            break
+        start = i
+        if (i + 3 < n and PyUnicode_READ(kind, data, i + 1) == u'!' and PyUnicode_READ(kind, data, i + 2) == u'-'
+                and PyUnicode_READ(kind, data, i + 3) == u'-'):
+            open_end = i + 4
+            end = text.find(u"-->", open_end)
+            end = n if end < 0 else end + 3
+            _append_after_cut(pieces, text[pos:start])
+            pos = i = end
+            continue
+        j = i + 1
+        non_ascii = False
+        while j < n and j - i - 1 <= _LONGEST_TAG_NAME:
+            c = PyUnicode_READ(kind, data, j)
+            letter = _ascii_letter_matched(c)
+            if not letter:
+                break
+            non_ascii |= c >= 0x80
+            name_chars[j - i - 1] = letter
+            j += 1
+        if j == i + 1 or j - i - 1 > _LONGEST_TAG_NAME or j >= n:
+            i += 1
+            continue
+        c = PyUnicode_READ(kind, data, j)
+        if not (c == u'/' or c == u'>' or Py_UNICODE_ISSPACE(c)):
+            i += 1
+            continue
+        name = PyUnicode_FromKindAndData(4, name_chars, j - i - 1)
+        if name not in _opaque_tag_names:
+            i += 1
+            continue
+        while j < n:
+            c = PyUnicode_READ(kind, data, j)
+            if c == u'<' or c == u'>':
+                break
+            j += 1
+        if j >= n or c == u'<':
+            i += 1
+            continue
+        if non_ascii:
+            return _python_drop_comments_and_extension_tags(text)
+        open_end = content_end = end = j + 1
+        if PyUnicode_READ(kind, data, j - 1) != u'/' and (unclosed is None or name not in unclosed):
+            content_end = _tag_closer(text, kind, data, n, open_end, name, &close_end)
+            if content_end < 0:
+                content_end = open_end
+                if unclosed is None:
+                    unclosed = set()
+                unclosed.add(name)
+            else:
+                end = close_end
+        _append_after_cut(pieces, text[pos:start])
+        if name == u"math" or name == u"nowiki":
+            replacement = _shown_opaque_content(text, start, open_end, content_end, end, name)
+            if replacement:
+                pieces.append(replacement)
+                had_nowiki = True
+        pos = i = end
+    if pos == 0:
+        return text, False
+    _append_after_cut(pieces, text[pos:])
+    return u"".join(pieces), had_nowiki
 
 
 # ── 3. templates and tables: corpora/wikitext/blocks.py template_and_table_spans ──
@@ -453,6 +609,158 @@ def has_residue_pair(str text):
         elif c == u'（' or c == u'［':
             return True
     return False
+
+
+cdef inline bint _is_residue_bracket(Py_UCS4 c) noexcept:
+    return c == u'(' or c == u'[' or c == u'（' or c == u'［'
+
+
+cdef inline bint _is_residue_closer(Py_UCS4 c) noexcept:
+    return c == u')' or c == u']' or c == u'）' or c == u'］'
+
+
+cdef inline bint _is_list_separator(Py_UCS4 c) noexcept:
+    return c == u';' or c == u',' or c == u'、' or c == u'，' or c == u'；'
+
+
+cdef inline bint _is_held_separator(Py_UCS4 c) noexcept:
+    """What a bracket left empty may still hold: a list separator, a colon, a slash or a dash."""
+    return (_is_list_separator(c) or c == u':' or c == u'：' or c == u'/' or c == u'–' or c == u'—'
+            or c == u'-')
+
+
+cdef inline bint _is_space_or_edge(Py_UCS4 c) noexcept:
+    return c == u'\x06' or Py_UNICODE_ISSPACE(c)
+
+
+cdef inline bint _is_identifier_char(Py_UCS4 c) noexcept:
+    return u'a' <= c <= u'z' or u'A' <= c <= u'Z' or u'0' <= c <= u'9' or c == u'_'
+
+
+def without_residue(str text):
+    """_RESIDUE_RE.sub(_residue_replacement), its three alternatives tried in order at each bracket
+    or list separator: an emptied bracket pair goes (not "()" or "[]" after an identifier); the
+    separators after an opening bracket go; up to eight separators before a closing one go. Each
+    alternative's classes are disjoint from what must follow them, so its greedy match is the only
+    one `re` can find there, and this reads it without backtracking."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), p = 0, q, r, count, copied_to = 0, length = 0
+    cdef Py_ssize_t cut_start, cut_end
+    cdef Py_UCS4 c, closer
+    cdef void* out = NULL
+    try:
+        while p < n:
+            c = PyUnicode_READ(kind, data, p)
+            cut_start = cut_end = -1
+            if _is_residue_bracket(c):
+                q = p + 1
+                while q < n and (_is_space_or_edge(PyUnicode_READ(kind, data, q))
+                                 or _is_held_separator(PyUnicode_READ(kind, data, q))):
+                    q += 1
+                if q < n and _is_residue_closer(PyUnicode_READ(kind, data, q)):
+                    closer = PyUnicode_READ(kind, data, q)
+                    if not (q == p + 1 and ((c == u'(' and closer == u')') or (c == u'[' and closer == u']'))
+                            and p > 0 and _is_identifier_char(PyUnicode_READ(kind, data, p - 1))):
+                        cut_start, cut_end = p, q + 1
+                    p = q + 1
+                elif c == u'(' or c == u'（':
+                    q = p + 1
+                    while q < n and _is_space_or_edge(PyUnicode_READ(kind, data, q)):
+                        q += 1
+                    if q < n and _is_list_separator(PyUnicode_READ(kind, data, q)):
+                        while q < n and (_is_space_or_edge(PyUnicode_READ(kind, data, q))
+                                         or _is_list_separator(PyUnicode_READ(kind, data, q))):
+                            q += 1
+                        cut_start, cut_end = p + 1, q
+                        p = q
+                    else:
+                        p += 1
+                else:
+                    p += 1
+            elif _is_list_separator(c):
+                q = p + 1
+                count = 0
+                while count < 7:
+                    r = q
+                    if r < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, r)):
+                        r += 1
+                    if r < n and _is_list_separator(PyUnicode_READ(kind, data, r)):
+                        q = r + 1
+                        count += 1
+                    else:
+                        break
+                r = q
+                if r < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, r)):
+                    r += 1
+                if r < n and (PyUnicode_READ(kind, data, r) == u')' or PyUnicode_READ(kind, data, r) == u'）'):
+                    cut_start, cut_end = p, r  # the closing bracket stays
+                    p = r + 1
+                else:
+                    p += 1
+            else:
+                p += 1
+            if cut_start >= 0:
+                if out == NULL:
+                    out = PyMem_Malloc((n + 1) * kind)
+                    if not out:
+                        raise MemoryError()
+                for q in range(copied_to, cut_start):
+                    PyUnicode_WRITE(kind, out, length, PyUnicode_READ(kind, data, q))
+                    length += 1
+                copied_to = cut_end
+        if out == NULL:
+            return text
+        for q in range(copied_to, n):
+            PyUnicode_WRITE(kind, out, length, PyUnicode_READ(kind, data, q))
+            length += 1
+        return PyUnicode_FromKindAndData(kind, out, length)
+    finally:
+        PyMem_Free(out)
+
+
+def without_space_before_punctuation(str text):
+    """Runs of spaces to one; then, if " ," " ;" " )" or " :" is in the text, _SPACE_BEFORE_PUNCTUATION_RE.sub:
+    " " before one of ",;.:)" that is followed by a space (as `re` reads \s) or ends the text goes."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i, length = 0, squeezed
+    cdef Py_UCS4 c, next_char
+    cdef bint punctuation_after_space = False
+    cdef void* out = PyMem_Malloc((n + 1) * kind)
+    if not out:
+        raise MemoryError()
+    try:
+        for i in range(n):  # runs of spaces to one, in `out`
+            c = PyUnicode_READ(kind, data, i)
+            if length and PyUnicode_READ(kind, out, length - 1) == u' ':
+                if c == u' ':
+                    continue
+                if c == u',' or c == u';' or c == u')' or c == u':':
+                    punctuation_after_space = True
+            PyUnicode_WRITE(kind, out, length, c)
+            length += 1
+        if not punctuation_after_space:
+            return text if length == n else PyUnicode_FromKindAndData(kind, out, length)
+        squeezed, length, i = length, 0, 0
+        while i < squeezed:  # writes never pass reads, so the same buffer serves
+            c = PyUnicode_READ(kind, out, i)
+            if c == u' ' and i + 1 < squeezed:
+                next_char = PyUnicode_READ(kind, out, i + 1)
+                if ((next_char == u',' or next_char == u';' or next_char == u'.' or next_char == u':' or next_char == u')')
+                        and (i + 2 == squeezed or Py_UNICODE_ISSPACE(PyUnicode_READ(kind, out, i + 2)))):
+                    PyUnicode_WRITE(kind, out, length, next_char)
+                    length += 1
+                    i += 2
+                    continue
+            PyUnicode_WRITE(kind, out, length, c)
+            length += 1
+            i += 1
+        if length == n:
+            return text
+        return PyUnicode_FromKindAndData(kind, out, length)
+    finally:
+        PyMem_Free(out)
 
 
 def without_doubled_separators(str text):

@@ -53,46 +53,48 @@ def append_after_cut(pieces: list[str], piece: str) -> None:
     author wrote that way and cost a full scan each."""
     if not piece:
         return
-    if pieces and pieces[-1][-1:] == "'" and piece[0] == "'":
+    if not pieces or pieces[-1][-1:] not in REPAIRED_AFTER:
+        pieces.append(piece)
+        return
+    if pieces[-1][-1:] == "'" and piece[0] == "'":
         # "''{{transl|ar|..}}''" is two italic toggles around a template; joined, the quotes would
         # read as one run of four (apostrophe + bold) and shift every bold run after it.
         piece = NOWIKI_EDGE + piece
-    if pieces:
-        prev = pieces[-1]
+    prev = pieces[-1]
+    last = prev[-1:]
+    first = piece[0]
+    if last == " ":
+        if first == " ":
+            piece = piece.lstrip(" ")
+            first = piece[:1]
+        if first in (",", ".", ")", ";") and piece[:2] != "..":
+            prev = prev.rstrip(" ")
+            last = prev[-1:]
+    elif last == ";" and first in (",", ".", ")") and prev.endswith("&nbsp;"):  # "3500&nbsp;{{sc|bc}}."
+        prev = prev[:-6].rstrip(" ")
         last = prev[-1:]
-        first = piece[0]
-        if last == " ":
-            if first == " ":
-                piece = piece.lstrip(" ")
-                first = piece[:1]
-            if first in (",", ".", ")", ";") and piece[:2] != "..":
-                prev = prev.rstrip(" ")
-                last = prev[-1:]
-        elif last == ";" and first in (",", ".", ")") and prev.endswith("&nbsp;"):  # "3500&nbsp;{{sc|bc}}."
-            prev = prev[:-6].rstrip(" ")
+    if (last in _NOTATION_CLOSERS and first == _NOTATION_CLOSERS[last] and prev[-2:-1] in _NOTATION_BEFORE
+            and piece[1:2] in _NOTATION_AFTER):
+        # "(pronuncia /{{IPA|bolˈtsano}}/, ...)": the notation's slashes or brackets held only the
+        # template; they go, and so does the label before them (up to the bracket or ";").
+        prev, piece = _without_label_words(prev[:-1]), piece[1:]
+        last, first = prev[-1:], piece[:1]
+        if last == " " and first in (",", ";", ")"):
+            prev = prev.rstrip(" ")
             last = prev[-1:]
-        if (last in _NOTATION_CLOSERS and first == _NOTATION_CLOSERS[last] and prev[-2:-1] in _NOTATION_BEFORE
-                and piece[1:2] in _NOTATION_AFTER):
-            # "(pronuncia /{{IPA|bolˈtsano}}/, ...)": the notation's slashes or brackets held only the
-            # template; they go, and so does the label before them (up to the bracket or ";").
-            prev, piece = _without_label_words(prev[:-1]), piece[1:]
-            last, first = prev[-1:], piece[:1]
-            if last == " " and first in (",", ";", ")"):
-                prev = prev.rstrip(" ")
-                last = prev[-1:]
-        if last in _LABEL_COLONS and (first in (")", ";") or first == "," and prev.endswith(("(IPA:", "; IPA:"))):
-            # Not before "," in general: "(Pashto/Dari: {{nq|افغانستان}}, Afġānistān)" keeps its label,
-            # which the transliteration after the comma answers; "IPA:" names only the template's notation.
-            prev = _without_empty_label(prev)
-            last = prev[-1:]
-        if last == "(":
-            if first in (" ", ",", ";"):
-                piece = piece.lstrip(" ,;")
-                first = piece[:1]
-            if first == ")":
-                prev = prev[:-1].rstrip(" ")
-                piece = piece[1:]
-        pieces[-1] = prev
+    if last in _LABEL_COLONS and (first in (")", ";") or first == "," and prev.endswith(("(IPA:", "; IPA:"))):
+        # Not before "," in general: "(Pashto/Dari: {{nq|افغانستان}}, Afġānistān)" keeps its label,
+        # which the transliteration after the comma answers; "IPA:" names only the template's notation.
+        prev = _without_empty_label(prev)
+        last = prev[-1:]
+    if last == "(":
+        if first in (" ", ",", ";"):
+            piece = piece.lstrip(" ,;")
+            first = piece[:1]
+        if first == ")":
+            prev = prev[:-1].rstrip(" ")
+            piece = piece[1:]
+    pieces[-1] = prev
     pieces.append(piece)
 
 
@@ -132,6 +134,9 @@ _NOTATION_CLOSERS = {"/": "/", "[": "]"}
 # A notation stands apart: " /{{IPA|…}}/," is one, "золот/<math>∅</math>/ий" (slashes inside a word) is not.
 _NOTATION_BEFORE = frozenset({" ", "(", ":", ""})
 _NOTATION_AFTER = frozenset({" ", ",", ";", ")", ".", ""})
+# The last characters before a cut that append_after_cut may repair (its branches' conditions on
+# `last`, and the apostrophe); after any other it only appends.
+REPAIRED_AFTER = frozenset(" ;('") | frozenset(_NOTATION_CLOSERS) | _LABEL_COLONS
 
 
 def _without_label_words(prev: str) -> str:

@@ -111,7 +111,7 @@ def parse_wikitext(wikitext: str, lang: str | WikiLanguage, title: str = "") -> 
     # The leading "\n" lets every line-start pattern be a "\n..." search, which `re` runs much faster
     # than a MULTILINE "^" (it can skip ahead to the literal); the final strip drops it again.
     text = "\n" + without_marker_characters(wikitext)
-    text, had_nowiki = drop_comments_and_extension_tags(text)
+    text, had_nowiki = _drop_comments_and_extension_tags_pass(text)
     if title and "{{" in text:
         text = substitute_page_name(text, title, language.code)
     is_disambiguation = has_disambiguation_template(text, language)
@@ -188,6 +188,7 @@ def plain_text_and_anchors(text: str, targets: list[str]) -> tuple[str, list[Anc
     return plain, anchors, bold_spans
 
 
+_drop_comments_and_extension_tags_pass = chosen(drop_comments_and_extension_tags)
 _render_internal_links_pass = chosen(render_internal_links)
 _plain_text_and_anchors_pass = chosen(plain_text_and_anchors)
 

@@ -185,17 +185,34 @@ _without_doubled_separators_pass = chosen(without_doubled_separators)
 _worded_lines_pass = chosen(worded_lines)
 
 
+def without_residue(text: str) -> str:
+    """One pass of _RESIDUE_RE's repairs."""
+    return _RESIDUE_RE.sub(_residue_replacement, text)
+
+
+_without_residue_pass = chosen(without_residue)
+
+
 def _repair_brackets(text: str) -> str:
     for _ in range(3):  # "((; ))": each pass removes one level
-        repaired = _RESIDUE_RE.sub(_residue_replacement, text)
+        repaired = _without_residue_pass(text)
         if repaired == text:
             break
         text = repaired
+    return _without_space_before_punctuation_pass(text)
+
+
+def without_space_before_punctuation(text: str) -> str:
+    """Runs of spaces made one, then a space before ",;.:)" that ends a word dropped: what a repair
+    that emptied a bracket leaves ("Paris ( ) , born" -> "Paris , born" -> "Paris, born")."""
     while "  " in text:
         text = text.replace("  ", " ")
     if " ," in text or " ;" in text or " )" in text or " :" in text:
         text = _SPACE_BEFORE_PUNCTUATION_RE.sub(r"\1", text)
     return text
+
+
+_without_space_before_punctuation_pass = chosen(without_space_before_punctuation)
 
 
 def _residue_replacement(match: re.Match) -> str:

@@ -169,12 +169,49 @@ def test_residue_pairs_on_random_text():
         assert speedups.has_residue_pair(text) == wikitext_tidy.has_residue_pair(text), repr(text)
 
 
+RESIDUE_REPAIR_PIECES = RESIDUE_PIECES + ["［", "］", "（", "（", "；", "，", "、", "：", "/", "–", "—", "-", "\x1f",
+                                          "\u3000", "()", "[]", "x", "_", "f()", "a[]", ", , , , , , , , )"]
+
+
+def test_residue_repair_on_random_text():
+    """Every alternative of _RESIDUE_RE, at its edges: a pair kept after an identifier, eight
+    separators before a bracket and nine, spaces the class reads and nowiki edges it does not."""
+    rng = random.Random(8)
+    for _ in range(30000):
+        text = random_text(rng, RESIDUE_REPAIR_PIECES, rng.randint(0, 14))
+        assert speedups.without_residue(text) == wikitext_tidy.without_residue(text), repr(text)
+
+
+def test_space_before_punctuation_on_random_text():
+    rng = random.Random(9)
+    pieces = [" ", "  ", "   ", ",", ";", ".", ":", ")", "(", "\n", "\t", "\u3000", "\x1f", "a", "é", "日", "!"]
+    for _ in range(30000):
+        text = random_text(rng, pieces, rng.randint(0, 12))
+        assert speedups.without_space_before_punctuation(text) == wikitext_tidy.without_space_before_punctuation(text), repr(text)
+
+
 @pytest.mark.parametrize("step", ["without_empty_markup_and_spaces", "without_doubled_separators", "worded_lines"])
 def test_tidy_steps_on_random_text(step):
     rng = random.Random(step)
     for _ in range(20000):
         text = random_text(rng, TIDY_PIECES, rng.randint(0, 30))
         assert getattr(speedups, step)(text) == getattr(wikitext_tidy, step)(text), repr(text)
+
+
+OPAQUE_PIECES = ["<!--", "-->", "<!-", "<ref>", "</ref>", "<ref name=x/>", "<REF >", "</Ref\t>", "</ref", "<ref", "<refs>",
+                 "<math>", "</math>", "<math display=\"block\">", "~", "x^2", "<nowiki>", "</nowiki>", "<nowiki/>",
+                 "<ſection>", "</ſection>", "<İncludeonly>", "</includeonly>", "<section\u3000/>", "</SECTİON>", "<\u212amaplink/>", "<br>", "<", ">", "/",
+                 " ", "\n", "a", "'", "''", "(", ")", ",", ";", ":", ".", "&lt;", "<references/>", "é", "日"]
+
+
+def test_comments_and_extension_tags_on_random_text():
+    """Openers and closers of every case (and the non-ASCII letters `re` matches to ASCII ones),
+    unclosed ones, comments inside tags and tags inside comments, the content math and nowiki show."""
+    rng = random.Random(2)
+    for _ in range(20000):
+        text = random_text(rng, OPAQUE_PIECES, rng.randint(0, 14))
+        assert outcome(speedups.drop_comments_and_extension_tags, text) == outcome(
+            wikitext_blocks.drop_comments_and_extension_tags, text), repr(text)
 
 
 BRACE_PIECES = ["{{", "}}", "{", "}", "}}}", "{{{", "\n", "{|", "|}", "|}}", " ", "\t", ":", "|", "a", "é", "日"]
@@ -190,7 +227,7 @@ def test_template_spans_on_random_text():
 def test_every_pass_runs_its_compiled_twin():
     """Each module runs the twin chosen in corpora/wikitext/passes.py, none its Python pass directly."""
     bound = {name: (module, python_pass) for module in COMPILING_MODULES for name, python_pass in pass_bindings(module).items()}
-    assert len(bound) == 8
+    assert len(bound) == 11
     for name, (module, python_pass) in bound.items():
         assert getattr(module, name) is getattr(speedups, python_pass.__name__), name
 
@@ -207,7 +244,9 @@ def test_compiled_module_has_a_twin_for_every_step():
     twins = {"render_internal_links": wikitext_links, "plain_text_and_anchors": wikitext,
              "without_empty_markup_and_spaces": wikitext_tidy, "without_doubled_separators": wikitext_tidy,
              "worded_lines": wikitext_tidy, "template_and_table_spans": wikitext_blocks,
-             "has_residue_pair": wikitext_tidy, "quotes_in_line": wikitext_lines}
+             "has_residue_pair": wikitext_tidy, "quotes_in_line": wikitext_lines,
+             "drop_comments_and_extension_tags": wikitext_blocks, "without_residue": wikitext_tidy,
+             "without_space_before_punctuation": wikitext_tidy}
     public = {name for name in dir(speedups) if not name.startswith("_") and callable(getattr(speedups, name))}
     public = {name for name in public if re.fullmatch(r"[a-z_]+", name) and getattr(speedups, name).__module__ == speedups.__name__}
     assert public == set(twins)
