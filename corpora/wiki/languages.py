@@ -258,8 +258,10 @@ class WikiLanguage:
 
     @cached_property
     def behaviour_switch_marks(self) -> tuple[str, ...]:
-        """What a page must contain to hold a switch: "__", and "＿＿" where the language writes that."""
-        return ("__", "＿＿") if any(w.startswith("＿＿") for w in self.behaviour_switches) else ("__",)
+        """What a page must contain to hold a switch: "_", and "＿" where the language writes "＿＿".
+        One character, which `in` finds at memchr speed; a two-character search is ~25x slower, and
+        most pages hold no switch, so it would read the whole page."""
+        return ("_", "＿") if any(w.startswith("＿＿") for w in self.behaviour_switches) else ("_",)
 
     @cached_property
     def behaviour_switch_re(self) -> re.Pattern:
@@ -272,7 +274,13 @@ class WikiLanguage:
         return re.compile("(?:__|＿＿)(?:%s)(?:__|＿＿)" % "|".join(alternatives), re.IGNORECASE)
 
     def has_disambiguation_switch(self, text: str) -> bool:
-        return self._disambiguation_switch_re.search(text) is not None
+        # Most pages hold none of the words' first characters ("_"), which `in` rules out at memchr speed.
+        return (any(first in text for first in self._disambiguation_switch_openers)
+                and self._disambiguation_switch_re.search(text) is not None)
+
+    @cached_property
+    def _disambiguation_switch_openers(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(word[0] for word in self.disambiguation_magic_words if word))
 
     @cached_property
     def _disambiguation_switch_re(self) -> re.Pattern:

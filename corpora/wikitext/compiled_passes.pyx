@@ -10,6 +10,8 @@ entity in a title, a cut to repair) is handed to the Python code that handles it
 code holds no rule of its own that could drift from the reference.
 """
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from libc.stdint cimport uint8_t, uint16_t, uint32_t
+from libc.string cimport memcpy
 from cpython.unicode cimport (
     Py_UNICODE_ISALNUM,
     Py_UNICODE_ISLOWER,
@@ -25,8 +27,16 @@ from cpython.unicode cimport (
 )
 
 cdef extern from "Python.h":
+    enum: PyUnicode_1BYTE_KIND
+    enum: PyUnicode_2BYTE_KIND
     # The index of `ch` in text[start:end] (-1 if absent), found at memchr speed.
     Py_ssize_t PyUnicode_FindChar(object text, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end, int direction) except -2
+
+ctypedef fused code_unit:  # a str's characters as stored, one C type per kind
+    uint8_t
+    uint16_t
+    uint32_t
+
 
 from corpora.titles import upper_first
 from corpora.wikitext.markers import REPAIRED_AFTER, Anchor, append_after_cut
@@ -533,45 +543,126 @@ def quotes_in_line(str line, bint mark_bold):
     return "".join(out)
 
 
+# ── 5. list markers: corpora/wikitext/lines.py without_list_markers ──
+
+
+cdef inline bint _is_list_marker(Py_UCS4 c) noexcept nogil:
+    return c == u'*' or c == u'#' or c == u':' or c == u';'
+
+
+cdef Py_ssize_t _unmarked_lines(const code_unit* data, Py_ssize_t n, code_unit* out) noexcept nogil:
+    """without_list_markers into `out`; its length."""
+    cdef Py_ssize_t i = 0, j, k, run_start, length = 0
+    while i < n:
+        run_start = i
+        while i < n and data[i] != 0x0a:
+            i += 1
+        memcpy(out + length, data + run_start, (i - run_start) * sizeof(code_unit))
+        length += i - run_start
+        if i == n:
+            break
+        out[length] = 0x0a
+        length += 1
+        j = k = i + 1
+        while k < n and _is_list_marker(data[k]):
+            k += 1
+        if k == j:
+            while k < n and data[k] == 0x2d:  # "-"
+                k += 1
+            if k - j < 4:
+                k = j
+        if k > j:
+            while k < n and (data[k] == 0x20 or data[k] == 0x09):
+                k += 1
+        i = k
+    return length
+
+
+def without_list_markers(str text):
+    """_LIST_MARKER_RE.sub("\\n"): after a line break, a run of "*#:;" or of four "-" or more, then
+    spaces and tabs, go (greedy, and what follows a run always matches, so nothing backtracks)."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), length
+    cdef void* out = PyMem_Malloc((n + 1) * kind)
+    if not out:
+        raise MemoryError()
+    try:
+        if kind == PyUnicode_1BYTE_KIND:
+            length = _unmarked_lines(<uint8_t*>data, n, <uint8_t*>out)
+        elif kind == PyUnicode_2BYTE_KIND:
+            length = _unmarked_lines(<uint16_t*>data, n, <uint16_t*>out)
+        else:
+            length = _unmarked_lines(<uint32_t*>data, n, <uint32_t*>out)
+        if length == n:
+            return text  # nothing dropped
+        return PyUnicode_FromKindAndData(kind, out, length)
+    finally:
+        PyMem_Free(out)
+
+
 # ── 5. tidy's first steps: corpora/wikitext/tidy.py ──
+
+
+cdef Py_ssize_t _squeezed(const code_unit* data, Py_ssize_t n, code_unit* out, bint* tab_seen) noexcept nogil:
+    """without_empty_markup_and_spaces into `out`; its length. Runs of characters above " " (most of
+    the text) are copied whole."""
+    cdef Py_ssize_t i = 0, j, run_start, length = 0
+    cdef code_unit c
+    while i < n:
+        run_start = i
+        while i < n and data[i] > 0x20:
+            i += 1
+        if i > run_start:
+            memcpy(out + length, data + run_start, (i - run_start) * sizeof(code_unit))
+            length += i - run_start
+            if i == n:
+                break
+        c = data[i]
+        if c == 0x01:
+            j = i + 1
+            while j < n and 0x30 <= data[j] <= 0x39:
+                j += 1
+            if j > i + 1 and j + 1 < n and data[j] == 0x1f and data[j + 1] == 0x02:
+                i = j + 2
+                continue
+        elif c == 0x04 and i + 1 < n and data[i + 1] == 0x05:
+            i += 2
+            continue
+        elif c == 0x06 and i + 1 < n and data[i + 1] == 0x06:
+            i += 2
+            continue
+        elif c == 0x09:
+            c = 0x20
+            tab_seen[0] = True
+        i += 1
+        if c == 0x20 and length and out[length - 1] == 0x20:
+            continue
+        out[length] = c
+        length += 1
+    return length
 
 
 def without_empty_markup_and_spaces(str text):
     """_EMPTY_MARKUP_RE's removals ("\\x01<digits>\\x1f\\x02", "\\x04\\x05", "\\x06\\x06", left to right),
     tabs to spaces, runs of spaces to one: three passes there, one here, as each step reads only
     what the one before it wrote, in order."""
-    if not ("  " in text or "\t" in text or "\x1f\x02" in text or "\x04\x05" in text or "\x06\x06" in text):
-        return text  # nothing to do: `in` runs at memchr speed
     cdef int kind = PyUnicode_KIND(text)
     cdef void* data = PyUnicode_DATA(text)
-    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0, j, length = 0
-    cdef Py_UCS4 c
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text), length
+    cdef bint tab_seen = False
     cdef void* out = PyMem_Malloc((n + 1) * kind)
     if not out:
         raise MemoryError()
     try:
-        while i < n:
-            c = PyUnicode_READ(kind, data, i)
-            if c == u'\x01':
-                j = i + 1
-                while j < n and u'0' <= PyUnicode_READ(kind, data, j) <= u'9':
-                    j += 1
-                if j > i + 1 and j + 1 < n and PyUnicode_READ(kind, data, j) == u'\x1f' and PyUnicode_READ(kind, data, j + 1) == u'\x02':
-                    i = j + 2
-                    continue
-            elif c == u'\x04' and i + 1 < n and PyUnicode_READ(kind, data, i + 1) == u'\x05':
-                i += 2
-                continue
-            elif c == u'\x06' and i + 1 < n and PyUnicode_READ(kind, data, i + 1) == u'\x06':
-                i += 2
-                continue
-            elif c == u'\t':
-                c = u' '
-            i += 1
-            if c == u' ' and length and PyUnicode_READ(kind, out, length - 1) == u' ':
-                continue
-            PyUnicode_WRITE(kind, out, length, c)
-            length += 1
+        if kind == PyUnicode_1BYTE_KIND:
+            length = _squeezed(<uint8_t*>data, n, <uint8_t*>out, &tab_seen)
+        elif kind == PyUnicode_2BYTE_KIND:
+            length = _squeezed(<uint16_t*>data, n, <uint16_t*>out, &tab_seen)
+        else:
+            length = _squeezed(<uint32_t*>data, n, <uint32_t*>out, &tab_seen)
+        if length == n and not tab_seen:
+            return text  # nothing removed or replaced
         return PyUnicode_FromKindAndData(kind, out, length)
     finally:
         PyMem_Free(out)

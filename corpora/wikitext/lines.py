@@ -72,13 +72,24 @@ def _run_on_heading(match: re.Match) -> str:
     return _heading_line(match) + "\n"
 
 
+def without_list_markers(text: str) -> str:
+    """List markers ("*", "#", ":", ";" runs) and horizontal rules ("----") at line starts dropped, with
+    the spaces after them; the lines stay."""
+    return _LIST_MARKER_RE.sub("\n", text)
+
+
+_without_list_markers_pass = chosen(without_list_markers)
+
+
 def render_lines(text: str, language: WikiLanguage) -> str:
     """Headings -> "\\x07<level>text"; list markers, horizontal rules and behaviour switches dropped."""
     if "\n=" in text:
         text = _HEADING_RE.sub(_heading_line, text)
-        if "\n==" in text:
+        # Once headings are markers, few pages hold "=" at all: one character, found at memchr speed,
+        # where a search for three reads the whole page.
+        if "=" in text and "\n==" in text:
             text = _RUN_ON_HEADING_RE.sub(_run_on_heading, text)
-    text = _LIST_MARKER_RE.sub("\n", text)
+    text = _without_list_markers_pass(text)
     if any(mark in text for mark in language.behaviour_switch_marks):
         text = language.behaviour_switch_re.sub("", text)
     return text

@@ -190,6 +190,14 @@ def test_space_before_punctuation_on_random_text():
         assert speedups.without_space_before_punctuation(text) == wikitext_tidy.without_space_before_punctuation(text), repr(text)
 
 
+def test_list_markers_on_random_text():
+    rng = random.Random(10)
+    pieces = ["\n", "*", "#", ":", ";", "-", "--", "----", " ", "\t", "a", "é", "日", "\U00010400", "=", "\n\n"]
+    for _ in range(30000):
+        text = random_text(rng, pieces, rng.randint(0, 14))
+        assert speedups.without_list_markers(text) == wikitext_lines.without_list_markers(text), repr(text)
+
+
 @pytest.mark.parametrize("step", ["without_empty_markup_and_spaces", "without_doubled_separators", "worded_lines"])
 def test_tidy_steps_on_random_text(step):
     rng = random.Random(step)
@@ -227,7 +235,7 @@ def test_template_spans_on_random_text():
 def test_every_pass_runs_its_compiled_twin():
     """Each module runs the twin chosen in corpora/wikitext/passes.py, none its Python pass directly."""
     bound = {name: (module, python_pass) for module in COMPILING_MODULES for name, python_pass in pass_bindings(module).items()}
-    assert len(bound) == 11
+    assert len(bound) == 12
     for name, (module, python_pass) in bound.items():
         assert getattr(module, name) is getattr(speedups, python_pass.__name__), name
 
@@ -246,7 +254,7 @@ def test_compiled_module_has_a_twin_for_every_step():
              "worded_lines": wikitext_tidy, "template_and_table_spans": wikitext_blocks,
              "has_residue_pair": wikitext_tidy, "quotes_in_line": wikitext_lines,
              "drop_comments_and_extension_tags": wikitext_blocks, "without_residue": wikitext_tidy,
-             "without_space_before_punctuation": wikitext_tidy}
+             "without_space_before_punctuation": wikitext_tidy, "without_list_markers": wikitext_lines}
     public = {name for name in dir(speedups) if not name.startswith("_") and callable(getattr(speedups, name))}
     public = {name for name in public if re.fullmatch(r"[a-z_]+", name) and getattr(speedups, name).__module__ == speedups.__name__}
     assert public == set(twins)
