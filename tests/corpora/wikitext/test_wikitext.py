@@ -254,6 +254,7 @@ def test_a_numbers_superscript_exponent_keeps_a_caret():
         == "«гіга» (10^9), a 1,2×10^−10 m, 2^−3"
     assert parse("the density <math>|\\Psi|</math><sup>2</sup> is").text == "the density ∣Ψ∣^2 is"  # a formula's power
     assert parse("a 10<Sup>9</Sup> b").text == "a 10^9 b"  # tag names ignore case
+    assert parse("a 10<sUP>9</SuP> b").text == "a 10^9 b"  # in any mix
     # after a letter it stays glued, as plain text writes units; words stay glued too
     assert parse("5 km<sup>2</sup>, the 2<sup>nd</sup>, Ca<sup>2+</sup>").text == "5 km2, the 2nd, Ca2+"
 
