@@ -27,10 +27,11 @@ Passes 1-3 are corpora/wikitext/blocks.py, 4 corpora/wikitext/links.py, 5 corpor
 and corpora/wikitext/tidy.py,
 the markers and the repair at a cut corpora/wikitext/markers.py; 6 is here.
 
-The hottest steps (the link pass, markers to offsets, the template and table scan, quotes, tidy's
-first steps) also exist compiled, in corpora/wikitext/compiled_passes.pyx, which `pip install` builds with
-Cython where a C compiler is at hand: the same output byte for byte (tests/test_wikitext_speedups.py
-parses every real page both ways), the parse about twice as fast. These Python modules stay the
+The hottest steps (comment and extension-tag removal, the template and table scan, the link pass,
+quotes, list markers, most of tidy, markers to offsets) also exist compiled, in
+corpora/wikitext/compiled_passes.pyx, which `pip install` builds with Cython where a C compiler is at
+hand: the same output byte for byte (tests/corpora/wikitext/test_wikitext_speedups.py parses every
+real page both ways), the parse more than twice as fast. These Python modules stay the
 reference, and run when the module is missing or XLU_PURE_PYTHON=1 (corpora/wikitext/passes.py).
 
 Markers are control characters that cannot occur in a dump (XML 1.0 forbids them; they are deleted
