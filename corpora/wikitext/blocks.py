@@ -40,7 +40,7 @@ def _close_tag_re(name: str) -> re.Pattern:
 def drop_comments_and_extension_tags(text: str) -> tuple[str, bool]:
     """Remove comments and opaque extension tags in one left-to-right scan (the first opener wins, as
     in MediaWiki: a comment inside <ref> is part of the ref, a <ref> inside a comment is comment).
-    corpora/wikitext/compiled_passes.pyx has a twin."""
+    corpora/wikitext/compiled/blocks.pyx has a twin."""
     if "<" not in text:
         return text, False
     pieces: list[str] = []
@@ -240,7 +240,7 @@ def _template_and_table_spans(text: str, tokens: re.Pattern = _BRACE_TOKEN_RE) -
 
 
 def template_and_table_spans(text: str) -> list[tuple[int, int]]:
-    """The spans of a text without HTML tables (most pages); corpora/wikitext/compiled_passes.pyx has a twin."""
+    """The spans of a text without HTML tables (most pages); corpora/wikitext/compiled/blocks.pyx has a twin."""
     return _template_and_table_spans(text, _BRACE_TOKEN_RE)
 
 

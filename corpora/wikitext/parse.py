@@ -29,7 +29,7 @@ the markers and the repair at a cut corpora/wikitext/markers.py; 6 is here.
 
 The hottest steps (comment and extension-tag removal, the template and table scan, the link pass,
 quotes, list markers, most of tidy, markers to offsets) also exist compiled, in
-corpora/wikitext/compiled_passes.pyx, which `pip install` builds with Cython where a C compiler is at
+corpora/wikitext/compiled/, which `pip install` builds with Cython where a C compiler is at
 hand: the same output byte for byte (tests/corpora/wikitext/test_wikitext_speedups.py parses every
 real page both ways), the parse more than twice as fast. These Python modules stay the
 reference, and run when the module is missing or XLU_PURE_PYTHON=1 (corpora/wikitext/passes.py).

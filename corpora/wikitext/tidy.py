@@ -1,6 +1,6 @@
 """The end of pass 5 of corpora/wikitext/parse.py: spaces collapsed, lines stripped, empty lines, headings
 and tail sections dropped, what removed markup left inside brackets and between separators repaired.
-Most of its steps have compiled twins (corpora/wikitext/compiled_passes.pyx)."""
+Most of its steps have compiled twins (corpora/wikitext/compiled/tidy.pyx)."""
 from __future__ import annotations
 
 import re

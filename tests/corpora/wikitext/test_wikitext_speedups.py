@@ -1,4 +1,4 @@
-"""corpora/wikitext/compiled_passes.pyx against the Python passes it replaces: the same output, byte for byte.
+"""corpora/wikitext/compiled/ against the Python passes it replaces: the same output, byte for byte.
 
 Every page of the real excerpts and of the bundled samples is parsed both ways; each compiled step is
 also fed random text made of the characters its rules turn on, and must give what its Python twin
@@ -6,6 +6,7 @@ gives (or raise what it raises)."""
 import random
 import re
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -20,12 +21,22 @@ from corpora.wiki.languages import wiki_language
 from corpora.wikitext.parse import parse_wikitext
 from wikitext_checks import SHARED
 
-speedups = compiled_passes.compiled_passes()
-if speedups is None:
+compiled_modules = compiled_passes.compiled_passes()
+if compiled_modules is None:
     # CI installs the package with its build step: a missing module there is a broken build.
     if "CI" in __import__("os").environ and not __import__("os").environ.get("XLU_PURE_PYTHON"):
-        raise RuntimeError("corpora.wikitext.compiled_passes was not built: `pip install -e .` needs Cython and a C compiler")
-    pytest.skip("corpora.wikitext.compiled_passes not built (pure-Python install)", allow_module_level=True)
+        raise RuntimeError("corpora.wikitext.compiled was not built: `pip install -e .` needs Cython and a C compiler")
+    pytest.skip("corpora.wikitext.compiled not built (pure-Python install)", allow_module_level=True)
+
+
+def public_functions(module) -> dict:
+    return {name: function for name, function in vars(module).items()
+            if re.fullmatch(r"[a-z][a-z_]*", name) and callable(function) and getattr(function, "__module__", None) == module.__name__}
+
+
+# Every twin by its name, whichever module holds it.
+speedups = SimpleNamespace(**{name: function for module in compiled_modules.values()
+                              for name, function in public_functions(module).items()})
 
 
 COMPILING_MODULES = (wikitext, wikitext_blocks, wikitext_lines, wikitext_tidy)  # each binds its passes at import
@@ -244,20 +255,20 @@ def test_pure_python_is_chosen_by_the_environment(monkeypatch):
     monkeypatch.setenv("XLU_PURE_PYTHON", "1")
     assert compiled_passes.compiled_passes() is None
     monkeypatch.delenv("XLU_PURE_PYTHON")
-    assert compiled_passes.compiled_passes() is speedups
+    assert compiled_passes.compiled_passes() == compiled_modules
 
 
 def test_compiled_module_has_a_twin_for_every_step():
-    """Each public function of the module names the Python function it replaces."""
+    """Each public function of a compiled module names the Python function it replaces, in the module
+    of the same name."""
     twins = {"render_internal_links": wikitext_links, "plain_text_and_anchors": wikitext,
              "without_empty_markup_and_spaces": wikitext_tidy, "without_doubled_separators": wikitext_tidy,
              "worded_lines": wikitext_tidy, "template_and_table_spans": wikitext_blocks,
              "has_residue_pair": wikitext_tidy, "quotes_in_line": wikitext_lines,
              "drop_comments_and_extension_tags": wikitext_blocks, "without_residue": wikitext_tidy,
              "without_space_before_punctuation": wikitext_tidy, "without_list_markers": wikitext_lines}
-    public = {name for name in dir(speedups) if not name.startswith("_") and callable(getattr(speedups, name))}
-    public = {name for name in public if re.fullmatch(r"[a-z_]+", name) and getattr(speedups, name).__module__ == speedups.__name__}
-    assert public == set(twins)
+    public = {name: module_name for module_name, module in compiled_modules.items() for name in public_functions(module)}
+    assert public == {name: module.__name__.rsplit(".", 1)[1] for name, module in twins.items()}
     assert all(callable(getattr(module, name)) for name, module in twins.items())
 
 
