@@ -30,7 +30,7 @@ from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions,
 from pipelines.dataset_card import job_command, manifest_tables, write_dataset_card
 from pipelines.cli_flags import check_job_argv
 from pipelines import progress
-from pipelines.interrupts import exits_cleanly_when_stopped
+from pipelines.interrupts import exits_cleanly_when_stopped, raise_if_stopped
 from pipelines.input_checks import UsageError
 from pipelines.output_folder import OutputTransaction, disk_problem, input_identity
 
@@ -186,6 +186,7 @@ def run_job(argv, job: str, options_cls, description: str, plan, build, summaris
             write_dataset_card(transaction.staging, described, command)
         stats = read_stats(transaction.staging)
         tables, default_table = manifest_tables(transaction.staging, described)
+        raise_if_stopped()  # a signal whose KeyboardInterrupt a finalizer swallowed still stops the job
         transaction.commit(tables, default_table, identities, stats_totals(stats))
     except BaseException as error:
         transaction.abort()

@@ -35,6 +35,18 @@ TERMINATED_MESSAGE = "terminated (SIGTERM): rerun the same command to start agai
 _HANDLED = {signal.SIGINT: (INTERRUPTED_STATUS, MESSAGE), signal.SIGTERM: (TERMINATED_STATUS, TERMINATED_MESSAGE)}
 
 
+_TAKEN: list[int] = []  # the signal the running job took, if any
+
+
+def raise_if_stopped() -> None:
+    """Raise KeyboardInterrupt if the job took a signal: for the step that publishes its output. The
+    handler's own KeyboardInterrupt can be lost, when the signal lands while Python runs a finalizer
+    (which only prints what it raises); the job then runs on, and must not publish what it was told
+    to abandon."""
+    if _TAKEN:
+        raise KeyboardInterrupt
+
+
 def exits_cleanly_when_stopped(run):
     """Wrap a job's entry point: on Ctrl-C print MESSAGE and raise SystemExit(130); on SIGTERM print
     TERMINATED_MESSAGE and raise SystemExit(143)."""
@@ -43,7 +55,8 @@ def exits_cleanly_when_stopped(run):
     def wrapper(*args, **kwargs):
         if threading.current_thread() is not threading.main_thread():
             return run(*args, **kwargs)  # signals reach the main thread only
-        seen: list[int] = []  # the first signal taken
+        seen = _TAKEN  # the first signal taken
+        seen.clear()
 
         def on_signal(signum, frame):
             if seen:
@@ -54,6 +67,7 @@ def exits_cleanly_when_stopped(run):
             # signal is news to the user.
             logging.disable(logging.CRITICAL)
             threading.excepthook = _quiet_thread_exit  # Beam's threads that lost their workers
+            sys.unraisablehook = _quiet_unraisable  # the interrupt, raised inside a finalizer (raise_if_stopped)
             # Beam's SDK worker threads also print the traceback of a bundle whose data channel closed
             # (sdk_worker._execute), not through logging. Left in place after the job: those threads
             # may print after it has returned, and the process is exiting.
@@ -68,6 +82,7 @@ def exits_cleanly_when_stopped(run):
 
         previous = {signum: signal.signal(signum, on_signal) for signum in _HANDLED}
         previous_hook = threading.excepthook
+        previous_unraisable_hook = sys.unraisablehook
         try:
             return run(*args, **kwargs)
         except BaseException as error:
@@ -83,10 +98,12 @@ def exits_cleanly_when_stopped(run):
             if seen:
                 logging.disable(logging.NOTSET)
                 threading.excepthook = previous_hook
+                sys.unraisablehook = previous_unraisable_hook
                 for name, news_to_nobody in _AFTER_AN_INTERRUPT.items():
                     log = logging.getLogger(name)
                     if news_to_nobody not in log.filters:
                         log.addFilter(news_to_nobody)
+                seen.clear()  # the next job run in this process starts unstopped
 
     return wrapper
 
@@ -197,6 +214,12 @@ def _lost_worker_stream(record: logging.LogRecord) -> bool:
 # Logger -> filter, added once a signal was taken: what the stop itself causes, reported afterwards
 # from other threads.
 _AFTER_AN_INTERRUPT = {"asyncio": _abandoned_future, "apache_beam.runners.worker.data_plane": _lost_worker_stream}
+
+
+def _quiet_unraisable(args) -> None:
+    """After a stop signal, the KeyboardInterrupt a finalizer raised and Python could only print."""
+    if not issubclass(args.exc_type, KeyboardInterrupt):
+        sys.__unraisablehook__(args)
 
 
 def _quiet_thread_exit(args) -> None:

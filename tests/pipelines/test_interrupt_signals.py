@@ -49,6 +49,30 @@ def test_a_stop_signal_runs_the_jobs_cleanup_and_ends_in_one_line(capsys, signum
     assert not logging.root.manager.disable, "logging is back on for whoever called the job in process"
 
 
+def test_a_signal_a_finalizer_swallowed_still_stops_the_job_before_it_publishes(capsys):
+    """A signal that lands while Python runs a finalizer raises there, and Python only prints what a
+    finalizer raises: the job runs on. The step that would publish the output asks first."""
+    published: list = []
+
+    class Finalized:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)  # the handler runs here, inside the finalizer
+            time.sleep(0.01)
+
+    @interrupts.exits_cleanly_when_stopped
+    def job():
+        Finalized()  # collected at once: its __del__ takes the signal
+        interrupts.raise_if_stopped()
+        published.append("output")  # what OutputTransaction.commit stands for
+
+    with pytest.raises(SystemExit) as stop:
+        job()
+    assert stop.value.code == interrupts.INTERRUPTED_STATUS
+    assert published == []
+    assert capsys.readouterr().err.strip() == interrupts.MESSAGE  # and no "Exception ignored in" report
+    interrupts.raise_if_stopped()  # the next job in this process is not stopped by the last one's signal
+
+
 def test_abandoned_futures_of_a_stopped_event_loop_are_not_reported(caplog, capsys):
     """A dask client stopped mid-wait leaves a timer's future with a TimeoutError nobody reads;
     asyncio reports it when it is collected, after the job's line."""
