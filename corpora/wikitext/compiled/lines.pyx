@@ -2,28 +2,12 @@
 """Twins of corpora/wikitext/lines.py: bold and italic quotes in a line, list markers."""
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport (
-    Py_UNICODE_ISALNUM,
-    Py_UNICODE_ISLOWER,
-    Py_UNICODE_ISSPACE,
-    Py_UNICODE_TOUPPER,
-    PyUnicode_DATA,
-    PyUnicode_FromKindAndData,
-    PyUnicode_GET_LENGTH,
-    PyUnicode_KIND,
-    PyUnicode_READ,
-    PyUnicode_READ_CHAR,
-    PyUnicode_WRITE,
+    PyUnicode_DATA, PyUnicode_FromKindAndData, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ,
 )
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from libc.string cimport memcpy
 
-from corpora.wikitext.compiled.unicode_text cimport (
-    PyUnicode_1BYTE_KIND,
-    PyUnicode_2BYTE_KIND,
-    PyUnicode_FindChar,
-    code_unit,
-)
-
+from corpora.wikitext.compiled.unicode_text cimport PyUnicode_1BYTE_KIND, PyUnicode_2BYTE_KIND, code_unit
 
 
 # ── 5. quotes: corpora/wikitext/lines.py quotes_in_line ──

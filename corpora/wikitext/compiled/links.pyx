@@ -2,26 +2,8 @@
 """Twin of corpora/wikitext/links.py: the internal link pass."""
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport (
-    Py_UNICODE_ISALNUM,
-    Py_UNICODE_ISLOWER,
-    Py_UNICODE_ISSPACE,
-    Py_UNICODE_TOUPPER,
-    PyUnicode_DATA,
-    PyUnicode_FromKindAndData,
-    PyUnicode_GET_LENGTH,
-    PyUnicode_KIND,
-    PyUnicode_READ,
-    PyUnicode_READ_CHAR,
-    PyUnicode_WRITE,
-)
-from libc.stdint cimport uint8_t, uint16_t, uint32_t
-from libc.string cimport memcpy
-
-from corpora.wikitext.compiled.unicode_text cimport (
-    PyUnicode_1BYTE_KIND,
-    PyUnicode_2BYTE_KIND,
-    PyUnicode_FindChar,
-    code_unit,
+    Py_UNICODE_ISLOWER, Py_UNICODE_ISSPACE, Py_UNICODE_TOUPPER, PyUnicode_DATA,
+    PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ, PyUnicode_READ_CHAR,
 )
 
 from corpora.titles import upper_first

@@ -2,26 +2,8 @@
 """Twin of corpora/wikitext/parse.py's last pass: markers to offsets."""
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport (
-    Py_UNICODE_ISALNUM,
-    Py_UNICODE_ISLOWER,
-    Py_UNICODE_ISSPACE,
-    Py_UNICODE_TOUPPER,
-    PyUnicode_DATA,
-    PyUnicode_FromKindAndData,
-    PyUnicode_GET_LENGTH,
-    PyUnicode_KIND,
-    PyUnicode_READ,
-    PyUnicode_READ_CHAR,
-    PyUnicode_WRITE,
-)
-from libc.stdint cimport uint8_t, uint16_t, uint32_t
-from libc.string cimport memcpy
-
-from corpora.wikitext.compiled.unicode_text cimport (
-    PyUnicode_1BYTE_KIND,
-    PyUnicode_2BYTE_KIND,
-    PyUnicode_FindChar,
-    code_unit,
+    Py_UNICODE_ISSPACE, PyUnicode_DATA, PyUnicode_FromKindAndData, PyUnicode_GET_LENGTH,
+    PyUnicode_KIND, PyUnicode_READ, PyUnicode_WRITE,
 )
 
 from corpora.wikitext.markers import Anchor
@@ -32,7 +14,6 @@ _new_tuple = tuple.__new__  # Anchor(...) without the Python-level __new__ of a 
 def _python_plain_text_and_anchors(text, targets):
     from corpora.wikitext.parse import plain_text_and_anchors
     return plain_text_and_anchors(text, targets)
-
 
 
 # ── 6. markers -> offsets: corpora/wikitext/parse.py plain_text_and_anchors ──
