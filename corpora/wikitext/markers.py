@@ -53,15 +53,15 @@ def append_after_cut(pieces: list[str], piece: str) -> None:
     author wrote that way and cost a full scan each."""
     if not piece:
         return
-    if not pieces or pieces[-1][-1:] not in REPAIRED_AFTER:
+    prev = pieces[-1] if pieces else ""
+    last = prev[-1:]
+    if last not in REPAIRED_AFTER:
         pieces.append(piece)
         return
-    if pieces[-1][-1:] == "'" and piece[0] == "'":
+    if last == "'" and piece[0] == "'":
         # "''{{transl|ar|..}}''" is two italic toggles around a template; joined, the quotes would
         # read as one run of four (apostrophe + bold) and shift every bold run after it.
         piece = NOWIKI_EDGE + piece
-    prev = pieces[-1]
-    last = prev[-1:]
     first = piece[0]
     if last == " ":
         if first == " ":
